@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+// rtc-publisher: a real-time screen-share publisher (H.264 + Opus over SRTP) and its room server.
+// Licensed GPL-2.0-or-later (it links libx264); see LICENSE.
+import PackageDescription
+
+let package = Package(
+    name: "rtc-publisher",
+    products: [
+        .library(name: "Media", targets: ["Media"]),
+        .executable(name: "rtc-encode", targets: ["rtc-encode"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries, found with pkg-config where Debian ships a .pc file.
+        .systemLibrary(name: "CX264", pkgConfig: "x264", providers: [.apt(["libx264-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
+        .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+
+        // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
+        .target(name: "Media", dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"]),
+
+        // Encodes a source to files (H.264 Annex B, Ogg Opus) so a stock decoder can check them.
+        .executableTarget(
+            name: "rtc-encode",
+            dependencies: [
+                "Media",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, the tests and the demo need, and only those missing.
+# Safe to run twice: a second run finds everything present and installs nothing.
+set -euo pipefail
+
+PACKAGES=(
+  pkg-config
+  libx264-dev      # H.264 encoder (GPL-2.0-or-later)
+  libopus-dev      # Opus encoder/decoder
+  libsrtp2-dev     # SRTP / SRTCP
+  libyuv-dev       # pixel-format conversion and scaling
+  libspeexdsp-dev  # audio resampling
+  ffmpeg           # the real receiver the tests decode our output with
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"
