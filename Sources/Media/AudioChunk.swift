@@ -58,3 +58,13 @@ public struct AudioChunk: Sendable, Equatable {
         )
     }
 }
+
+extension AudioChunk {
+    /// For producers whose format is correct by construction; skips validation.
+    init(uncheckedSamples samples: [Float], sampleRate: Int, channels: Int, captureTime: UInt64) {
+        self.samples = samples
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.captureTime = captureTime
+    }
+}

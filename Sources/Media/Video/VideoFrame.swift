@@ -105,3 +105,19 @@ public struct VideoFrame: Sendable, Equatable {
         }
     }
 }
+
+extension VideoFrame {
+    /// For producers whose geometry is correct by construction (tightly packed planes of the
+    /// right size); skips validation.
+    init(uncheckedWidth width: Int, height: Int, y: [UInt8], u: [UInt8], v: [UInt8], captureTime: UInt64) {
+        self.width = width
+        self.height = height
+        self.y = y
+        self.u = u
+        self.v = v
+        self.strideY = width
+        self.strideU = (width + 1) / 2
+        self.strideV = (width + 1) / 2
+        self.captureTime = captureTime
+    }
+}
