@@ -25,6 +25,9 @@ let package = Package(
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(name: "Media", dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"]),
 
+        // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
+        .target(name: "Transport"),
+
         // Encodes a source to files (H.264 Annex B, Ogg Opus) so a stock decoder can check them.
         .executableTarget(
             name: "rtc-encode",
@@ -35,6 +38,7 @@ let package = Package(
         ),
 
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,41 @@
+# rtc-publisher: the two commands a newcomer needs are `make demo` and `make test`.
+SHELL := /bin/bash
+SWIFT ?= swift
+FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
+
+.PHONY: all setup build release lint test demo fuzz clean
+
+all: build
+
+## setup: install the Debian packages the build, tests and demo need (only those missing)
+setup:
+	@bash scripts/setup.sh
+
+## build: debug build of every target
+build: setup
+	$(SWIFT) build
+
+## release: optimised binaries in .build/release
+release: setup
+	$(SWIFT) build -c release
+
+## lint: swift-format in strict mode over all sources, as SwiftNIO's CI does
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMAT_DIRS)
+
+## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg)
+test: setup
+	$(SWIFT) build --build-tests
+	$(MAKE) --no-print-directory lint
+	$(SWIFT) test
+
+## demo: encode the built-in test source, decode it with ffmpeg, show what came back
+demo: release
+	@bash scripts/demo.sh
+
+## fuzz: build the libFuzzer targets and run each for FUZZ_SECONDS (default 60)
+fuzz: setup
+	@bash scripts/fuzz.sh
+
+clean:
+	rm -rf .build Fuzz/.build out
