@@ -105,7 +105,8 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
     public static func == (a: UDPAddress, b: UDPAddress) -> Bool {
         a.length == b.length
             && withUnsafeBytes(of: a.storage) { ra in
-                withUnsafeBytes(of: b.storage) { rb in ra.prefix(Int(a.length)).elementsEqual(rb.prefix(Int(b.length))) }
+                withUnsafeBytes(of: b.storage) { rb in ra.prefix(Int(a.length)).elementsEqual(rb.prefix(Int(b.length)))
+                }
             }
     }
 

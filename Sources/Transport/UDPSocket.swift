@@ -21,7 +21,11 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Opens a non-blocking socket bound to `local` (port 0 picks a free one).
     public init(bindingTo local: UDPAddress, sendBufferBytes: Int = 1 << 20) throws(TransportError) {
-        let fd = socket(local.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            local.family,
+            Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0
+        )
         guard fd >= 0 else { throw TransportError.system(.socket, "socket") }
         var size = Int32(sendBufferBytes)
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))

@@ -1,0 +1,97 @@
+/// A bounded first-in first-out queue of interleaved stereo frames, one per mixer source.
+///
+/// Storage is allocated once at the capacity; appends beyond it drop the oldest frames (the
+/// caller counts them), so a source that runs ahead can cost memory and latency only up to the
+/// cap, never more.
+struct StereoFIFO {
+    let capacity: Int
+    private var storage: [Float]
+    /// Frame index of the oldest frame in `storage`.
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacityFrames: Int) {
+        capacity = max(1, capacityFrames)
+        storage = [Float](repeating: 0, count: capacity * 2)
+    }
+
+    /// Appends interleaved stereo frames, or mono samples duplicated to both sides.
+    /// Returns how many of the oldest frames were dropped to make room.
+    mutating func append(_ samples: UnsafeBufferPointer<Float>, channels: Int) -> Int {
+        let frames = samples.count / channels
+        let dropped = makeRoom(for: frames)
+        // Only the newest `capacity` frames of an oversized block can survive.
+        let skip = max(0, frames - capacity)
+        storage.withUnsafeMutableBufferPointer { store in
+            var slot = (head + count) % capacity
+            for frame in skip..<frames {
+                if channels == 1 {
+                    let x = samples[frame]
+                    store[slot * 2] = x
+                    store[slot * 2 + 1] = x
+                } else {
+                    store[slot * 2] = samples[frame * 2]
+                    store[slot * 2 + 1] = samples[frame * 2 + 1]
+                }
+                slot += 1
+                if slot == capacity { slot = 0 }
+            }
+        }
+        count += frames - skip
+        return dropped
+    }
+
+    /// Appends `frames` of silence; returns how many old frames were dropped.
+    mutating func appendSilence(frames: Int) -> Int {
+        let dropped = makeRoom(for: frames)
+        let added = min(frames, capacity)
+        storage.withUnsafeMutableBufferPointer { store in
+            var slot = (head + count) % capacity
+            for _ in 0..<added {
+                store[slot * 2] = 0
+                store[slot * 2 + 1] = 0
+                slot += 1
+                if slot == capacity { slot = 0 }
+            }
+        }
+        count += added
+        return dropped
+    }
+
+    mutating func dropOldest(_ frames: Int) {
+        let n = min(max(0, frames), count)
+        head = (head + n) % capacity
+        count -= n
+        if count == 0 { head = 0 }
+    }
+
+    mutating func removeAll() {
+        head = 0
+        count = 0
+    }
+
+    /// Adds `frames` frames starting `offset` frames after the oldest into `output` (interleaved
+    /// stereo), summing with what is there.
+    func add(from offset: Int, frames: Int, into output: UnsafeMutableBufferPointer<Float>) {
+        guard frames > 0, offset >= 0, offset + frames <= count else { return }
+        storage.withUnsafeBufferPointer { store in
+            var slot = (head + offset) % capacity
+            for i in 0..<frames {
+                output[i * 2] += store[slot * 2]
+                output[i * 2 + 1] += store[slot * 2 + 1]
+                slot += 1
+                if slot == capacity { slot = 0 }
+            }
+        }
+    }
+
+    /// Drops the oldest frames so that `incoming` more fit; returns how many were dropped.
+    private mutating func makeRoom(for incoming: Int) -> Int {
+        let excess = count + incoming - capacity
+        guard excess > 0 else { return 0 }
+        let dropped = min(excess, count)
+        dropOldest(dropped)
+        // Frames of the incoming block beyond the capacity are dropped by the caller's skip.
+        return dropped + max(0, incoming - capacity)
+    }
+}
