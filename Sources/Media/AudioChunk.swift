@@ -16,6 +16,17 @@ public struct AudioChunk: Sendable, Equatable {
 
     /// Validates the format; the sample count must be a whole number of frames.
     public init(samples: [Float], sampleRate: Int, channels: Int, captureTime: UInt64) throws(MediaError) {
+        self.samples = samples
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.captureTime = captureTime
+        try validate()
+    }
+
+    /// Checks what the initialiser checks. The fields are mutable, so a chunk that reaches a
+    /// consumer may have changed since it was made; the audio consumers call this before
+    /// dividing by its rate or channel count.
+    public func validate() throws(MediaError) {
         guard Self.sampleRateRange.contains(sampleRate) else {
             throw MediaError(.invalidAudio, "sample rate \(sampleRate) Hz is outside \(Self.sampleRateRange)")
         }
@@ -28,10 +39,6 @@ public struct AudioChunk: Sendable, Equatable {
                 "\(samples.count) samples is not a whole number of \(channels)-channel frames"
             )
         }
-        self.samples = samples
-        self.sampleRate = sampleRate
-        self.channels = channels
-        self.captureTime = captureTime
     }
 
     /// Samples per channel.

@@ -78,28 +78,14 @@ enum AudioTestSupport {
         var description: String
     }
 
-    /// Runs a program (found on PATH) and returns its standard output; throws with its standard
-    /// error when it exits non-zero.
+    /// Runs a program (found on PATH) through `Tool.run` and returns its standard output; throws
+    /// with its standard error when it exits non-zero.
     static func run(_ program: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [program] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read before waiting, so a large output cannot fill the pipe and stall the child.
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailed(
-                description:
-                    "\(program) exited \(process.terminationStatus): \(String(decoding: errors, as: UTF8.self))"
-            )
+        let result = try Tool.run(program, arguments)
+        guard result.status == 0 else {
+            throw CommandFailed(description: "\(program) exited \(result.status): \(result.stderr)")
         }
-        return output
+        return result.stdout
     }
 
     /// Little-endian s16 bytes to floats (÷32768).
@@ -118,18 +104,6 @@ enum AudioTestSupport {
     /// Little-endian byte helpers for hand-built headers.
     static func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF)] }
     static func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
-}
-
-/// A small deterministic generator (SplitMix64) so mutation tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// A fresh directory under the system temporary directory, removed with everything in it when

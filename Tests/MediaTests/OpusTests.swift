@@ -1,6 +1,7 @@
 import Foundation
-import Media
 import Testing
+
+@testable import Media
 
 @Suite("Opus encoder and decoder (libopus)")
 struct OpusTests {
@@ -213,7 +214,7 @@ struct OpusTests {
     @Test("the decoder survives 2000 random packets without crashing")
     func randomPackets() throws {
         let decoder = try OpusDecoder()
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         var decoded = 0
         for _ in 0..<2000 {
             let packet = (0..<Int.random(in: 1...400, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -1,6 +1,7 @@
 import Foundation
-import Media
 import Testing
+
+@testable import Media
 
 @Suite("WAV reader and writer")
 struct WAVTests {
@@ -86,7 +87,7 @@ struct WAVTests {
     func float32() throws {
         for (rate, channels) in [(22_050, 1), (37_800, 3), (96_000, 6), (8_000, 8)] {
             let path = scratch.path("f32.wav")
-            var rng = SplitMix64(state: UInt64(rate))
+            var rng = SplitMix64(seed: UInt64(rate))
             let input = (0..<(rate / 10) * channels).map { _ in Float.random(in: -1.5...1.5, using: &rng) }
             let writer = try WAVWriter(path: path, sampleRate: rate, channels: channels, format: .float32)
             try writer.write(input)
@@ -279,7 +280,7 @@ struct WAVTests {
             #expect(parsed == false, "prefix of \(length) bytes")
         }
         #expect(try attempt(valid))
-        var rng = SplitMix64(state: 42)
+        var rng = SplitMix64(seed: 42)
         for _ in 0..<3000 {
             var bytes = valid
             for _ in 0..<Int.random(in: 1...4, using: &rng) {

@@ -14,8 +14,9 @@ public final class Y4MReader {
     /// Frames returned so far (counting loops).
     public private(set) var framesRead = 0
 
-    private let file: CFile
+    private let file: POSIXFile
     private let dataStart: Int
+    private var offset: Int
     private var framesInPass = 0
 
     static let maxLine = 1024
@@ -25,13 +26,14 @@ public final class Y4MReader {
     public init(path: String, loop: Bool = false) throws(MediaError) {
         self.path = path
         self.loop = loop
-        file = try CFile(path: path, mode: "rb")
-        guard let line = try file.readLine(limit: Self.maxLine, what: "header") else {
+        file = try POSIXFile(path: path, mode: .read)
+        guard let (line, next) = try file.readLine(at: 0, limit: Self.maxLine, what: "header") else {
             throw MediaError(.badHeader, "\(path): empty file, expected a YUV4MPEG2 header")
         }
         let header = try Self.parseHeader(line, path: path)
         (width, height, frameRateNum, frameRateDen) = header
-        dataStart = file.position
+        dataStart = next
+        offset = next
     }
 
     /// Frame rate as a Double, for pacing.
@@ -85,9 +87,11 @@ public final class Y4MReader {
     /// Reads the next frame, stamped with `captureTime`; nil at the end (or, with `loop`, wraps
     /// to the first frame). A frame cut short by the end of the file is an error.
     public func nextFrame(captureTime: UInt64) throws(MediaError) -> VideoFrame? {
-        guard let marker = try file.readLine(limit: Self.maxLine, what: "frame \(framesRead) header") else {
+        guard
+            let (marker, next) = try file.readLine(at: offset, limit: Self.maxLine, what: "frame \(framesRead) header")
+        else {
             guard loop, framesInPass > 0 else { return nil }
-            try file.seek(to: dataStart)
+            offset = dataStart
             framesInPass = 0
             return try nextFrame(captureTime: captureTime)
         }
@@ -101,9 +105,9 @@ public final class Y4MReader {
         let ch = (height + 1) / 2
         let lumaBytes = width * height
         let chromaBytes = cw * ch
-        let y = file.read(count: lumaBytes)
-        let u = file.read(count: chromaBytes)
-        let v = file.read(count: chromaBytes)
+        let y = try file.read(count: lumaBytes, at: next)
+        let u = try file.read(count: chromaBytes, at: next + lumaBytes)
+        let v = try file.read(count: chromaBytes, at: next + lumaBytes + chromaBytes)
         let got = y.count + u.count + v.count
         guard got == lumaBytes + 2 * chromaBytes else {
             throw MediaError(
@@ -111,6 +115,7 @@ public final class Y4MReader {
                 "\(path): frame \(framesRead) is truncated: \(got) of \(lumaBytes + 2 * chromaBytes) bytes"
             )
         }
+        offset = next + got
         framesRead += 1
         framesInPass += 1
         return VideoFrame(uncheckedWidth: width, height: height, y: y, u: u, v: v, captureTime: captureTime)
@@ -119,13 +124,13 @@ public final class Y4MReader {
 
 /// Writes YUV4MPEG2 (C420jpeg, progressive) so ffmpeg and tests can read frames we produced.
 public final class Y4MWriter {
-    private let file: CFile
+    private let file: SequentialWriter
     public let width: Int
     public let height: Int
 
     public init(path: String, width: Int, height: Int, frameRate: Int) throws(MediaError) {
         try VideoFrame.validate(width: width, height: height)
-        file = try CFile(path: path, mode: "wb")
+        file = try SequentialWriter(path: path)
         self.width = width
         self.height = height
         try file.write(Array("YUV4MPEG2 W\(width) H\(height) F\(frameRate):1 Ip A1:1 C420jpeg\n".utf8))
@@ -152,5 +157,6 @@ public final class Y4MWriter {
         }
     }
 
-    public func flush() { file.flush() }
+    /// Kept for callers that want to mark the end of writing; every write is already in the file.
+    public func flush() {}
 }

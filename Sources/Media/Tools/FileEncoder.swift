@@ -73,7 +73,7 @@ public enum FileEncoder {
             )
         )
         let converter = VideoConverter()
-        let out = try CFile(path: "\(options.outputDirectory)/video.h264", mode: "wb")
+        let out = try SequentialWriter(path: "\(options.outputDirectory)/video.h264")
         var summary = Summary()
         summary.width = size.width
         summary.height = size.height
@@ -95,7 +95,6 @@ public enum FileEncoder {
             summary.videoBytes += bytes.count
             if unit.isKeyFrame { summary.keyFrames += 1 }
         }
-        out.flush()
         try encodeAudio(options, seconds: Double(summary.frames) / video.frameRate, into: &summary)
         return summary
     }

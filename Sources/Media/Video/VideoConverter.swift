@@ -141,32 +141,42 @@ public final class VideoConverter {
                 }
             }
         case .nv12FullRange:
-            if frame.rotation == .none {
-                dest.withPointers(x: x, y: y) { dy, sy, du, su, dv, sv in
-                    FullRangeNV12.convert(frame, dy, sy, du, su, dv, sv)
-                }
-            } else {
-                var unrotated = PlaneSet(width: frame.width, height: frame.height)
-                unrotated.withPointers(x: 0, y: 0) { dy, sy, du, su, dv, sv in
-                    FullRangeNV12.convert(frame, dy, sy, du, su, dv, sv)
-                }
-                let raw = try unrotated.raw(rotation: frame.rotation, captureTime: frame.captureTime)
-                try toUprightI420(raw, into: &dest, x: x, y: y)
+            try convertThenRotate(frame, into: &dest, x: x, y: y) { dy, sy, du, su, dv, sv in
+                FullRangeNV12.convert(frame, dy, sy, du, su, dv, sv)
+                return 0
             }
         case .bgra:
-            if frame.rotation == .none {
-                dest.withPointers(x: x, y: y) { dy, sy, du, su, dv, sv in
-                    frame.planes[0].withUnsafeBufferPointer { p in
-                        status = ARGBToI420(p.baseAddress, s[0], dy, sy, du, su, dv, sv, w, h)
-                    }
+            try convertThenRotate(frame, into: &dest, x: x, y: y) { dy, sy, du, su, dv, sv in
+                frame.planes[0].withUnsafeBufferPointer { p in
+                    ARGBToI420(p.baseAddress, s[0], dy, sy, du, su, dv, sv, w, h)
                 }
-            } else {
-                var unrotated = PlaneSet(width: frame.width, height: frame.height)
-                unrotated.withPointers(x: 0, y: 0) { dy, sy, du, su, dv, sv in
-                    frame.planes[0].withUnsafeBufferPointer { p in
-                        status = ARGBToI420(p.baseAddress, s[0], dy, sy, du, su, dv, sv, w, h)
-                    }
-                }
+            }
+        }
+        guard status == 0 else {
+            throw MediaError(.library, "libyuv failed converting \(frame.format) \(frame.width)x\(frame.height)")
+        }
+    }
+
+    typealias PlaneWriter = (
+        UnsafeMutablePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32, UnsafeMutablePointer<UInt8>?, Int32
+    ) -> Int32
+
+    /// For layouts libyuv cannot convert and rotate in one call: convert straight into `dest`
+    /// when upright, else into a temporary I420 frame that the I420 path then rotates.
+    private func convertThenRotate(
+        _ frame: RawVideoFrame,
+        into dest: inout PlaneSet,
+        x: Int,
+        y: Int,
+        _ convert: PlaneWriter
+    ) throws(MediaError) {
+        var status: Int32 = 0
+        if frame.rotation == .none {
+            dest.withPointers(x: x, y: y) { status = convert($0, $1, $2, $3, $4, $5) }
+        } else {
+            var unrotated = PlaneSet(width: frame.width, height: frame.height)
+            unrotated.withPointers(x: 0, y: 0) { status = convert($0, $1, $2, $3, $4, $5) }
+            if status == 0 {
                 let raw = try unrotated.raw(rotation: frame.rotation, captureTime: frame.captureTime)
                 try toUprightI420(raw, into: &dest, x: x, y: y)
             }

@@ -4,9 +4,9 @@
     import Musl
 #endif
 
-/// An open file descriptor, closed in `deinit`: the audio file readers and writers stream
-/// through it with positioned reads and writes instead of loading whole files (an hour of
-/// 48 kHz stereo float is over a gigabyte).
+/// An open file descriptor, closed in `deinit`: the file readers and writers (WAV, Y4M, Ogg,
+/// H.264) stream through it with positioned reads and writes instead of loading whole files
+/// (an hour of 48 kHz stereo float is over a gigabyte; of 720p I420, 140 GB).
 ///
 /// Errors carry the file's name, so a caller can show them as they are.
 final class POSIXFile {
@@ -86,6 +86,30 @@ final class POSIXFile {
         }
     }
 
+    /// Reads `count` bytes at `offset` into a new array (shorter only at end of file).
+    func read(count: Int, at offset: Int) throws(MediaError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = try bytes.withUnsafeMutableBufferPointer { (buffer) throws(MediaError) in
+            try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+        }
+        bytes.removeLast(count - got)
+        return bytes
+    }
+
+    /// Reads a line at `offset`, up to and excluding '\n', at most `limit` bytes. Returns the
+    /// line and the offset after its newline; nil at end of file. `what` names the line in errors.
+    func readLine(at offset: Int, limit: Int, what: String) throws(MediaError) -> (line: [UInt8], next: Int)? {
+        let block = try read(count: limit + 1, at: offset)
+        if block.isEmpty { return nil }
+        guard let newline = block.firstIndex(of: 0x0A) else {
+            if block.count > limit {
+                throw MediaError(.badHeader, "\(path): \(what) is longer than \(limit) bytes")
+            }
+            throw MediaError(.truncated, "\(path): \(what) ends without a newline")
+        }
+        return (Array(block[..<newline]), offset + newline + 1)
+    }
+
     func write(_ bytes: [UInt8], at offset: Int) throws(MediaError) {
         // withUnsafeBufferPointer has typed throws; withUnsafeBytes does not (yet).
         try bytes.withUnsafeBufferPointer { (buffer) throws(MediaError) in
@@ -96,5 +120,21 @@ final class POSIXFile {
     static func describe(_ code: Int32) -> String {
         guard let text = strerror(code) else { return "errno \(code)" }
         return String(cString: text)
+    }
+}
+
+/// Appends to a new file from the start: the writers of streams (Y4M, Annex B) keep no offsets.
+final class SequentialWriter {
+    private let file: POSIXFile
+    private var offset = 0
+    var path: String { file.path }
+
+    init(path: String) throws(MediaError) {
+        file = try POSIXFile(path: path, mode: .write)
+    }
+
+    func write(_ bytes: [UInt8]) throws(MediaError) {
+        try file.write(bytes, at: offset)
+        offset += bytes.count
     }
 }
