@@ -7,11 +7,19 @@ let package = Package(
     name: "rtc-publisher",
     products: [
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
+        .library(name: "SignalingClient", targets: ["SignalingClient"]),
+        .library(name: "SignalingServer", targets: ["SignalingServer"]),
+        .executable(name: "rtc-signal", targets: ["rtc-signal"]),
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries, found with pkg-config where Debian ships a .pc file.
@@ -37,6 +45,68 @@ let package = Package(
             ]
         ),
 
+        // Wire messages, validation, line framing and tokens, shared by the server and the client.
+        .target(
+            name: "SignalingProtocol",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // The room server as a library, so tests run it in-process on a free port.
+        .target(
+            name: "SignalingServer",
+            dependencies: [
+                "SignalingProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Signaling/SignalingServer"
+        ),
+
+        // `rtc-signal`: parses arguments, bootstraps logging, runs SignalingServer.
+        .executableTarget(
+            name: "rtc-signal",
+            dependencies: [
+                "SignalingServer",
+                "SignalingProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Signaling/rtc-signal"
+        ),
+
+        // What rtc-publish and rtc-subscribe use to talk to rtc-signal.
+        .target(
+            name: "SignalingClient",
+            dependencies: [
+                "SignalingProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(
+            name: "SignalingTests",
+            dependencies: [
+                "SignalingProtocol",
+                "SignalingServer",
+                "SignalingClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
     ],

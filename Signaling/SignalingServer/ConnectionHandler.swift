@@ -1,0 +1,149 @@
+import Logging
+import NIOCore
+import SignalingProtocol
+
+/// Serves one client connection: reads lines, decodes and rate-limits them, hands requests to the
+/// registry, and writes the connection's queued replies and events. Catches all of its own errors,
+/// so nothing one client does can end another client's connection or the server.
+struct ConnectionHandler: Sendable {
+    let registry: RoomRegistry
+    let configuration: SignalingServerConfiguration
+    let logger: Logger
+
+    /// Why the read side stopped, and what to tell the client before closing.
+    private struct Ending {
+        var reason: LeaveReason
+        var goodbye: ServerMessage.Goodbye?
+    }
+
+    func handle(_ channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+        let outbox = Outbox(channel: channel.channel, limitBytes: configuration.outboxLimitBytes)
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                guard let connection = await registry.register(outbox) else {
+                    let goodbye = ServerEnvelope(
+                        .goodbye(.init(reason: .serverShutdown, message: "the server is shutting down"))
+                    )
+                    try await outbound.write(ByteBuffer(bytes: try SignalingCodec.encodeLine(goodbye)))
+                    return
+                }
+                var connectionLogger = logger
+                connectionLogger[metadataKey: "connection"] = "\(connection)"
+                connectionLogger.debug(
+                    "connected",
+                    metadata: ["remote": "\(channel.channel.remoteAddress?.description ?? "unknown")"]
+                )
+                await withDiscardingTaskGroup { group in
+                    group.addTask {
+                        await Self.drain(outbox, into: outbound, closing: channel.channel)
+                    }
+                    let ending = await readLoop(inbound, connection: connection, outbox: outbox)
+                    connectionLogger.debug("disconnected", metadata: ["reason": "\(ending.reason)"])
+                    await registry.disconnect(connection, reason: ending.reason, goodbye: ending.goodbye)
+                }
+            }
+        } catch {
+            logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Writes queued lines in order; once the queue is finished and drained, closes the connection.
+    private static func drain(
+        _ outbox: Outbox,
+        into outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
+        closing channel: any Channel
+    ) async {
+        do {
+            for await line in outbox.lines {
+                try await outbound.write(line)
+                outbox.written(line)
+            }
+        } catch {
+            // The peer is gone; closing below ends the read side too.
+        }
+        channel.close(promise: nil)
+    }
+
+    private func readLoop(
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
+        connection: ConnectionID,
+        outbox: Outbox
+    ) async -> Ending {
+        var limiter = MessageRateLimiter(
+            burst: configuration.messageBurst,
+            perSecond: configuration.messagesPerSecond,
+            now: .now
+        )
+        var badInARow = 0
+        do {
+            for try await line in inbound {
+                let allowed = limiter.allow(at: .now)
+                if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                    continue
+                }
+                let decoded = SignalingCodec.decodeRequest(line.readableBytesView)
+                guard allowed else {
+                    reply(
+                        SignalingError(
+                            .rateLimited,
+                            "more than \(configuration.messageBurst) messages at once or "
+                                + "\(Self.format(configuration.messagesPerSecond)) per second; message dropped"
+                        ),
+                        id: requestID(of: decoded),
+                        to: outbox
+                    )
+                    continue
+                }
+                switch decoded {
+                case .success(let request):
+                    badInARow = 0
+                    await registry.handle(request, from: connection)
+                case .failure(let failure):
+                    badInARow += 1
+                    reply(failure.error, id: failure.id, to: outbox)
+                    if badInARow >= configuration.maxConsecutiveBadMessages {
+                        return Ending(
+                            reason: .dropped,
+                            goodbye: .init(
+                                reason: .tooManyErrors,
+                                message: "closing after \(badInARow) bad messages in a row"
+                            )
+                        )
+                    }
+                }
+            }
+            return Ending(reason: .disconnected, goodbye: nil)
+        } catch let error as SignalingError where error.code == .lineTooLong {
+            reply(error, id: nil, to: outbox)
+            return Ending(reason: .dropped, goodbye: .init(reason: .lineTooLong, message: error.message))
+        } catch is IdleTimeoutError {
+            return Ending(
+                reason: .timeout,
+                goodbye: .init(
+                    reason: .idleTimeout,
+                    message: "nothing received for \(configuration.idleTimeout); clients must ping"
+                )
+            )
+        } catch {
+            // Resets, TLS failures and the like: the connection is simply gone.
+            return Ending(reason: .disconnected, goodbye: nil)
+        }
+    }
+
+    private func requestID(of decoded: Result<ClientRequest, SignalingCodec.RequestFailure>) -> RequestID? {
+        switch decoded {
+        case .success(let request): return request.id
+        case .failure(let failure): return failure.id
+        }
+    }
+
+    /// `20` rather than `20.0`, `0.5` as is.
+    static func format(_ rate: Double) -> String {
+        rate.rounded() == rate && abs(rate) < 1e15 ? String(Int64(rate)) : String(rate)
+    }
+
+    private func reply(_ error: SignalingError, id: RequestID?, to outbox: Outbox) {
+        guard let line = try? SignalingCodec.encodeLine(ServerEnvelope(id: id, .error(error))) else { return }
+        outbox.send(ByteBuffer(bytes: line))
+    }
+}

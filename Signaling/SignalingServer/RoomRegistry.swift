@@ -1,0 +1,119 @@
+import Logging
+import SignalingProtocol
+
+/// All rooms and connections. One actor, so every event in a room is ordered the same way for
+/// every member and a join, a publish and a drop can never interleave half-way.
+actor RoomRegistry {
+    struct Session {
+        let outbox: Outbox
+        var membership: Membership?
+        /// Set once the server decided to close this connection; later requests are ignored.
+        var closing = false
+        /// The outbox overflowed: the client stopped reading.
+        var overflowed = false
+    }
+
+    struct Membership {
+        let room: RoomID
+        let uid: MemberID
+    }
+
+    let configuration: SignalingServerConfiguration
+    let logger: Logger
+    var sessions: [ConnectionID: Session] = [:]
+    var rooms: [RoomID: Room] = [:]
+    private var nextConnection: ConnectionID = 0
+    private var shuttingDown = false
+    private var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+    init(configuration: SignalingServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    var idleTimeoutSeconds: Double {
+        let parts = configuration.idleTimeout.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+
+    // MARK: Connections
+
+    /// Admits a new connection; nil once shutdown began.
+    func register(_ outbox: Outbox) -> ConnectionID? {
+        guard !shuttingDown else { return nil }
+        nextConnection += 1
+        sessions[nextConnection] = Session(outbox: outbox)
+        return nextConnection
+    }
+
+    /// The connection ended: leave its room, tell it `goodbye` if there is something to say, and
+    /// let its writer drain and close.
+    func disconnect(_ connection: ConnectionID, reason: LeaveReason, goodbye: ServerMessage.Goodbye?) {
+        guard let session = sessions.removeValue(forKey: connection) else { return }
+        if let goodbye, !session.closing {
+            send(.goodbye(goodbye), to: session.outbox)
+        }
+        if session.membership != nil {
+            removeMember(of: connection, session: session, reason: session.overflowed ? .dropped : reason)
+        }
+        session.outbox.finish()
+        if sessions.isEmpty {
+            for waiter in drainWaiters { waiter.resume() }
+            drainWaiters.removeAll()
+        }
+    }
+
+    /// Tells every connection the server is going away; their writers send it and close.
+    func shutdown() {
+        shuttingDown = true
+        for id in sessions.keys.sorted() {
+            guard var session = sessions[id], !session.closing else { continue }
+            send(.goodbye(.init(reason: .serverShutdown, message: "the server is shutting down")), to: session.outbox)
+            session.outbox.finish()
+            session.closing = true
+            sessions[id] = session
+        }
+    }
+
+    /// Returns once every connection has ended.
+    func waitUntilAllClosed() async {
+        if sessions.isEmpty { return }
+        await withCheckedContinuation { drainWaiters.append($0) }
+    }
+
+    /// Closes every connection without waiting for its queue (after the shutdown grace period).
+    func forceCloseAll() {
+        for session in sessions.values { session.outbox.forceClose() }
+    }
+
+    var connectionCount: Int { sessions.count }
+
+    // MARK: Requests
+
+    func handle(_ request: ClientRequest, from connection: ConnectionID) {
+        guard let session = sessions[connection], !session.closing else { return }
+        let id = request.id
+        switch request.message {
+        case .ping:
+            send(.pong, id: id, to: session.outbox)
+        case .join(let join):
+            self.join(join, id: id, connection: connection)
+        case .leave:
+            leave(id: id, connection: connection)
+        case .publish(let publish):
+            self.publish(publish.stream, id: id, connection: connection)
+        case .unpublish(let unpublish):
+            self.unpublish(unpublish.kind, id: id, connection: connection)
+        case .subscribe(let subscribe):
+            self.subscribe(subscribe, id: id, connection: connection)
+        case .unsubscribe(let unsubscribe):
+            self.unsubscribe(unsubscribe, id: id, connection: connection)
+        case .signal(let signal):
+            self.relay(signal, id: id, connection: connection)
+        case .subscribeAnswer(let answer):
+            self.answer(answer, id: id, connection: connection)
+        case .subscribeReject(let reject):
+            self.reject(reject, id: id, connection: connection)
+        }
+    }
+}

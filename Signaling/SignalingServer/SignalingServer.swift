@@ -1,0 +1,176 @@
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceLifecycle
+import SignalingProtocol
+import UnixSignals
+
+/// The rtc-signal room server (Docs/signaling.md is the protocol it speaks).
+///
+/// ``bind(configuration:logger:)`` opens the listening socket, so a caller (or a test using port 0)
+/// knows the port before serving; ``run()`` serves until graceful shutdown, which tells every client
+/// `goodbye` with `server-shutdown` and closes.
+public final class SignalingServer: Service, Sendable {
+    public let configuration: SignalingServerConfiguration
+    /// The port actually bound (the kernel's choice when the configuration asked for 0).
+    public let port: Int
+    private let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let registry: RoomRegistry
+    private let logger: Logger
+
+    private init(
+        configuration: SignalingServerConfiguration,
+        port: Int,
+        listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+        registry: RoomRegistry,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.port = port
+        self.listener = listener
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Opens the listening socket; errors name the address.
+    public static func bind(
+        configuration: SignalingServerConfiguration,
+        logger: Logger
+    ) async throws -> SignalingServer {
+        try validate(configuration)
+        let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
+        let idleTimeout = TimeAmount(configuration.idleTimeout)
+        let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 1024)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        if let sslContext {
+                            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                        }
+                        try pipeline.addHandler(ByteToMessageHandler(BoundedLineDecoder()))
+                        try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                        try pipeline.addHandler(IdleTimeoutHandler())
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw ServerSetupError(
+                .bind,
+                "cannot listen on \(configuration.host):\(configuration.port): \(error)"
+            )
+        }
+        guard let port = listener.channel.localAddress?.port else {
+            listener.channel.close(promise: nil)
+            throw ServerSetupError(.bind, "the listening socket on \(configuration.host) has no port")
+        }
+        return SignalingServer(
+            configuration: configuration,
+            port: port,
+            listener: listener,
+            registry: RoomRegistry(configuration: configuration, logger: logger),
+            logger: logger
+        )
+    }
+
+    /// Binds, logs where it listens, and serves until SIGINT or SIGTERM; what `rtc-signal` runs.
+    public static func serve(configuration: SignalingServerConfiguration, logger: Logger) async throws {
+        let server = try await bind(configuration: configuration, logger: logger)
+        logger.info(
+            "listening",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(server.port)",
+                "tls": "\(configuration.tls != nil)", "tokens": "\(configuration.secret != nil)",
+            ]
+        )
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: server)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        logger.info("stopped")
+    }
+
+    /// Serves connections until ``triggerShutdown()`` or graceful shutdown, then says goodbye to
+    /// every client and returns once they are closed (or the grace period ran out).
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await serve()
+        } onGracefulShutdown: {
+            self.triggerShutdown()
+        }
+    }
+
+    /// Stops accepting connections; ``run()`` then tells every client goodbye and returns.
+    public func triggerShutdown() {
+        listener.channel.close(promise: nil)
+    }
+
+    /// How many client connections are open right now.
+    public var connectionCount: Int {
+        get async { await registry.connectionCount }
+    }
+
+    private func serve() async {
+        let handler = ConnectionHandler(registry: registry, configuration: configuration, logger: logger)
+        await withDiscardingTaskGroup { group in
+            do {
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await handler.handle(connection) }
+                    }
+                }
+            } catch {
+                logger.debug("listener closed", metadata: ["error": "\(error)"])
+            }
+            let open = await registry.connectionCount
+            logger.info("shutting down", metadata: ["connections": "\(open)"])
+            await registry.shutdown()
+            let registry = self.registry
+            let grace = configuration.shutdownGracePeriod
+            await withTaskGroup(of: Void.self) { waiting in
+                waiting.addTask { await registry.waitUntilAllClosed() }
+                waiting.addTask {
+                    guard (try? await Task.sleep(for: grace)) != nil else { return }
+                    await registry.forceCloseAll()
+                }
+                await waiting.next()
+                waiting.cancelAll()
+            }
+        }
+    }
+
+    private static func validate(_ configuration: SignalingServerConfiguration) throws {
+        func require(_ condition: Bool, _ message: String) throws {
+            guard condition else { throw ServerSetupError(.configuration, message) }
+        }
+        try require((0...65_535).contains(configuration.port), "port \(configuration.port) is not 0–65535")
+        try require(configuration.maxRooms >= 1, "max rooms must be at least 1")
+        try require(configuration.maxMembersPerRoom >= 1, "max members must be at least 1")
+        try require(configuration.idleTimeout > .zero, "idle timeout must be positive")
+        try require(configuration.messageBurst >= 1, "message burst must be at least 1")
+        try require(configuration.messagesPerSecond > 0, "message rate must be positive")
+        try require(configuration.maxConsecutiveBadMessages >= 1, "bad message limit must be at least 1")
+        try require(
+            configuration.outboxLimitBytes >= SignalingProtocol.maxLineBytes + 1,
+            "the outbox limit must hold at least one line"
+        )
+        try require(configuration.secret.map { !$0.isEmpty } ?? true, "the secret must not be empty")
+    }
+}
+
+extension TimeAmount {
+    /// A Swift `Duration` as NIO's nanosecond `TimeAmount`.
+    init(_ duration: Duration) {
+        let parts = duration.components
+        self = .nanoseconds(parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
+    }
+}

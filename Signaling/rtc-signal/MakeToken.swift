@@ -1,0 +1,48 @@
+import ArgumentParser
+import SignalingProtocol
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// `rtc-signal token --room R --uid U --secret S [--ttl S]`: prints a join token.
+struct MakeToken: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a join token for a server started with --secret."
+    )
+
+    @Option(help: "Room the token admits to.")
+    var room: String
+
+    @Option(help: "uid the token admits.")
+    var uid: String
+
+    @Option(help: "The server's secret.")
+    var secret: String
+
+    @Option(help: "Seconds until the token expires (1 to 31536000).")
+    var ttl: Int = 3_600
+
+    func validate() throws {
+        do {
+            _ = try RoomID(validating: room)
+            _ = try MemberID(validating: uid)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        guard !secret.isEmpty else { throw ValidationError("--secret must not be empty") }
+        guard (1...31_536_000).contains(ttl) else {
+            throw ValidationError("--ttl \(ttl) is not 1–31536000 seconds")
+        }
+    }
+
+    func run() throws {
+        let roomID = try RoomID(validating: room)
+        let memberID = try MemberID(validating: uid)
+        let expiry = Int64(Date().timeIntervalSince1970) + Int64(ttl)
+        print(SignalingToken.make(room: roomID, uid: memberID, expiry: expiry, secret: secret))
+    }
+}

@@ -1,0 +1,58 @@
+import NIOCore
+
+/// Splits a byte stream into lines at `\n` (dropping a `\r` right before it) and fails as soon as a
+/// line grows past the limit, without waiting for its end.
+///
+/// NIOExtras' `LineBasedFrameDecoder` has no length limit, so a peer could make us buffer without
+/// bound; this decoder stops at ``SignalingProtocol/maxLineBytes`` + 1 bytes of a line.
+public struct BoundedLineDecoder: NIOSingleStepByteToMessageDecoder {
+    public typealias InboundOut = ByteBuffer
+
+    public let maxLineBytes: Int
+    /// How far into the current line the newline search already went, so each byte is scanned once.
+    private var scannedBytes = 0
+
+    public init(maxLineBytes: Int = SignalingProtocol.maxLineBytes) {
+        self.maxLineBytes = maxLineBytes
+    }
+
+    public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
+        let view = buffer.readableBytesView
+        // A line of exactly maxLineBytes has its newline at offset maxLineBytes.
+        let searchEnd = view.startIndex + min(view.count, maxLineBytes + 1)
+        let searchStart = view.startIndex + min(scannedBytes, view.count)
+        if let newline = view[searchStart..<searchEnd].firstIndex(of: UInt8(ascii: "\n")) {
+            scannedBytes = 0
+            return try takeLine(length: newline - view.startIndex, from: &buffer, dropping: 1)
+        }
+        if view.count > maxLineBytes {
+            throw SignalingError(
+                .lineTooLong,
+                "a line is longer than \(maxLineBytes) bytes; the connection will be closed"
+            )
+        }
+        scannedBytes = view.count
+        return nil
+    }
+
+    /// At end of input an unterminated last line still counts as a line, so nothing is left over.
+    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> ByteBuffer? {
+        if let line = try decode(buffer: &buffer) {
+            return line
+        }
+        guard buffer.readableBytes > 0 else { return nil }
+        scannedBytes = 0
+        return try takeLine(length: buffer.readableBytes, from: &buffer, dropping: 0)
+    }
+
+    private func takeLine(length: Int, from buffer: inout ByteBuffer, dropping terminator: Int) throws -> ByteBuffer {
+        guard var line = buffer.readSlice(length: length) else {
+            throw SignalingError(.badJSON, "line framing lost track of the input")
+        }
+        buffer.moveReaderIndex(forwardBy: terminator)
+        if line.readableBytesView.last == UInt8(ascii: "\r") {
+            line.moveWriterIndex(to: line.writerIndex - 1)
+        }
+        return line
+    }
+}

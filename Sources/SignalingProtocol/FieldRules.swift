@@ -1,0 +1,73 @@
+/// Value rules for free-form string fields, applied while decoding so a bad value is reported
+/// with its field path and never reaches the room logic.
+enum FieldRules {
+    /// A bounded string without control characters (names, codec labels, reasons).
+    static func text(
+        _ value: String,
+        maxBytes: Int,
+        allowEmpty: Bool = false,
+        at path: [any CodingKey]
+    ) throws -> String {
+        if value.isEmpty && !allowEmpty {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) must not be empty")
+        }
+        guard value.utf8.count <= maxBytes else {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) is longer than \(maxBytes) bytes")
+        }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) must not contain control characters")
+        }
+        return value
+    }
+
+    /// An SDP body: bounded, and starting with the `v=0` line RFC 8866 §5 puts first.
+    static func sdp(_ value: String, at path: [any CodingKey]) throws -> String {
+        guard value.utf8.count <= SignalingProtocol.maxSDPBytes else {
+            throw SignalingError(
+                .invalidField,
+                "field \(fieldPath(path)) is longer than \(SignalingProtocol.maxSDPBytes) bytes"
+            )
+        }
+        guard value.hasPrefix("v=0") else {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) must be an SDP starting with \"v=0\"")
+        }
+        return value
+    }
+
+    /// A list with a bounded number of entries.
+    static func list<T>(
+        _ values: [T],
+        maxCount: Int,
+        allowEmpty: Bool,
+        at path: [any CodingKey]
+    ) throws -> [T] {
+        if values.isEmpty && !allowEmpty {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) must not be empty")
+        }
+        guard values.count <= maxCount else {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) has more than \(maxCount) entries")
+        }
+        return values
+    }
+}
+
+/// A coding key made at run time, to extend a coding path by one field name for error messages.
+struct PathKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init(_ name: String) {
+        self.stringValue = name
+        self.intValue = nil
+    }
+
+    init?(stringValue: String) {
+        self.stringValue = stringValue
+        self.intValue = nil
+    }
+
+    init?(intValue: Int) {
+        self.stringValue = "Index \(intValue)"
+        self.intValue = intValue
+    }
+}

@@ -1,0 +1,91 @@
+import NIOSSL
+import SignalingClient
+import SignalingProtocol
+import SignalingServer
+import Testing
+
+@Suite("TLS")
+struct TLSTests {
+    @Test("a client joins over TLS with a self-signed certificate it trusts")
+    func joinOverTLS() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let (certificatePath, keyPath) = try await makeSelfSignedCertificate(in: directory)
+        let serverTLS = try SignalingServerConfiguration.loadTLS(certificateFile: certificatePath, keyFile: keyPath)
+        var clientTLS = TLSConfiguration.makeClientConfiguration()
+        clientTLS.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+
+        try await withServer({ $0.tls = serverTLS }) { server in
+            // The client library, verifying the certificate's name.
+            var configuration = clientConfiguration(port: server.port)
+            configuration.tls = clientTLS
+            configuration.serverHostname = "localhost"
+            let client = SignalingClient(configuration: configuration, logger: testLogger)
+            try await client.connect()
+            let joined = try await client.join(
+                room: try Fixture.room("secure"),
+                uid: try Fixture.uid("alice"),
+                role: .publisher
+            )
+            #expect(joined.room == (try Fixture.room("secure")))
+            try await client.publish(Fixture.screen())
+
+            // A raw TLS client sees the same protocol.
+            let raw = try await LineClient.connect(port: server.port, tls: clientTLS, serverHostname: "localhost")
+            try await raw.send(
+                ClientRequest(
+                    id: .number(1),
+                    .join(.init(room: try Fixture.room("secure"), uid: try Fixture.uid("bob"), role: .subscriber))
+                )
+            )
+            guard case .joined(let bobJoined) = try await raw.next().message else {
+                Issue.record("raw TLS join failed")
+                return
+            }
+            #expect(bobJoined.streams.map(\.uid) == [try Fixture.uid("alice")])
+
+            // Plain text to a TLS port gets nowhere, and the server carries on.
+            let plain = try await LineClient.connect(port: server.port)
+            try await plain.send(ClientRequest(id: .number(1), .ping))
+            _ = try await plain.linesUntilClosed()
+            try await raw.send(ClientRequest(id: .number(2), .ping))
+            #expect(try await raw.next() == ServerEnvelope(id: .number(2), .pong))
+
+            // A client that does not trust the certificate cannot connect.
+            var untrusting = clientConfiguration(port: server.port)
+            untrusting.tls = .makeClientConfiguration()
+            untrusting.serverHostname = "localhost"
+            let stranger = SignalingClient(configuration: untrusting, logger: testLogger)
+            do {
+                try await stranger.connect()
+                Issue.record("connected without trusting the certificate")
+            } catch let error as SignalingError {
+                #expect(error.code == .connectionFailed)
+                #expect(error.message.hasPrefix("cannot connect to 127.0.0.1:\(server.port): "))
+                #expect(error.message.contains("CERTIFICATE_VERIFY_FAILED"))
+            }
+            await stranger.close()
+            await raw.close()
+            await client.close()
+        }
+    }
+
+    @Test("unreadable certificate or key files are reported by name")
+    func badFiles() throws {
+        #expect(throws: ServerSetupError.self) {
+            try SignalingServerConfiguration.loadTLS(
+                certificateFile: "/nonexistent/cert.pem",
+                keyFile: "/nonexistent/key.pem"
+            )
+        }
+        do {
+            _ = try SignalingServerConfiguration.loadTLS(
+                certificateFile: "/nonexistent/cert.pem",
+                keyFile: "/nonexistent/key.pem"
+            )
+        } catch let error as ServerSetupError {
+            #expect(error.code == .tlsCertificate)
+            #expect(error.message == "the TLS certificate file /nonexistent/cert.pem does not exist or is not readable")
+        }
+    }
+}
