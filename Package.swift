@@ -7,6 +7,8 @@ let package = Package(
     name: "rtc-publisher",
     products: [
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "SRTP", targets: ["SRTP"]),
+        .library(name: "SDP", targets: ["SDP"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -32,6 +34,11 @@ let package = Package(
 
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(name: "Media", dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"]),
+
+        // SRTP/SRTCP through libsrtp2 (RFC 3711, RFC 7714). Works on bytes; no media code.
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
+        .target(name: "SDP"),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -109,6 +116,8 @@ let package = Package(
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP"], exclude: ["FuzzFindings"]),
     ],
     swiftLanguageModes: [.v6]
 )

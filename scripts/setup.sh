@@ -11,6 +11,8 @@ PACKAGES=(
   libyuv-dev       # pixel-format conversion and scaling
   libspeexdsp-dev  # audio resampling
   ffmpeg           # the real receiver the tests decode our output with
+  python3-cryptography  # the independent RFC 3711 reference the SRTP tests cross-check libsrtp with
+  python3          # runs that reference
 )
 
 missing=()

@@ -1,0 +1,154 @@
+/// Checks a description before it is written: each field must be something `SDPParser` reads back
+/// as the same value. The rules mirror the parser's (`SDPSyntax`, `SDPAttributeNames`).
+enum SDPDescriptionValidator {
+    static func validate(_ description: SessionDescription) throws {
+        let origin = description.origin
+        try require(
+            SDPSyntax.isVisible(origin.username),
+            "origin username \(quoted(origin.username)) must be non-empty without spaces"
+        )
+        try require(
+            SDPSyntax.isVisible(origin.unicastAddress),
+            "origin address \(quoted(origin.unicastAddress)) must be non-empty without spaces"
+        )
+        try require(SDPSyntax.isText(description.sessionName), "session name must not contain line breaks or NUL")
+        try validate(description.attributes, reserved: SDPAttributeNames.sessionTyped, level: "session")
+        for (index, media) in description.media.enumerated() {
+            try validate(media, number: index + 1)
+        }
+    }
+
+    private static func validate(_ media: MediaDescription, number: Int) throws {
+        let section = "media section \(number)"
+        try require(
+            SDPSyntax.isToken(media.kind.rawValue),
+            "\(section): media kind \(quoted(media.kind.rawValue)) is not a token"
+        )
+        try require(
+            SDPSyntax.isProtocol(media.transport.rawValue),
+            "\(section): transport \(quoted(media.transport.rawValue)) is not a protocol name"
+        )
+        if media.transport.carriesRTP {
+            try require(!media.formats.isEmpty, "\(section): an RTP m= line needs at least one payload type")
+            try require(media.otherFormats.isEmpty, "\(section): an RTP transport takes formats, not otherFormats")
+            var seen = Set<UInt8>()
+            for format in media.formats {
+                try validate(format, section: section)
+                try require(
+                    seen.insert(format.payloadType).inserted,
+                    "\(section): payload type \(format.payloadType) listed twice"
+                )
+            }
+        } else {
+            try require(media.formats.isEmpty, "\(section): a non-RTP transport takes otherFormats, not formats")
+            try require(!media.otherFormats.isEmpty, "\(section): the m= line needs at least one format")
+            for format in media.otherFormats {
+                try require(
+                    SDPSyntax.isVisible(format),
+                    "\(section): format \(quoted(format)) must not be empty or contain spaces"
+                )
+            }
+        }
+        if let mid = media.mid {
+            try require(SDPSyntax.isToken(mid), "\(section): mid \(quoted(mid)) is not a token")
+        }
+        for crypto in media.crypto {
+            try validate(crypto, section: section)
+        }
+        for ssrc in media.ssrcAttributes {
+            try require(
+                SDPSyntax.isToken(ssrc.name),
+                "\(section): ssrc attribute name \(quoted(ssrc.name)) is not a token"
+            )
+            try require(
+                ssrc.value.map(SDPSyntax.isText) ?? true,
+                "\(section): ssrc \(ssrc.name) value contains a line break"
+            )
+        }
+        let reserved = media.transport.carriesRTP ? SDPAttributeNames.rtpMediaTyped : SDPAttributeNames.mediaTyped
+        try validate(media.attributes, reserved: reserved, level: section)
+    }
+
+    private static func validate(_ format: SDPRTPFormat, section: String) throws {
+        let pt = format.payloadType
+        try require(pt <= 127, "\(section): payload type \(pt) is above 127")
+        if let map = format.rtpmap {
+            try require(
+                SDPSyntax.isToken(map.encodingName),
+                "\(section): encoding name \(quoted(map.encodingName)) is not a token"
+            )
+            try require(map.clockRate > 0, "\(section): payload type \(pt) has clock rate 0")
+            try require(map.channels != 0, "\(section): payload type \(pt) has 0 channels")
+        }
+        for parameter in format.parameters {
+            try require(
+                SDPSyntax.isFormatParameterName(parameter.name),
+                "\(section): fmtp parameter name \(quoted(parameter.name)) must be non-empty without spaces, ';' or '='"
+            )
+            if let value = parameter.value {
+                try require(
+                    SDPSyntax.isFormatParameterValue(value),
+                    "\(section): fmtp \(parameter.name) value must not contain ';' or line breaks, nor start or end with a space"
+                )
+            }
+        }
+    }
+
+    private static func validate(_ crypto: SDPCrypto, section: String) throws {
+        try require(crypto.tag <= 999_999_999, "\(section): crypto tag \(crypto.tag) has more than 9 digits")
+        try require(
+            SDPSyntax.isCryptoSuite(crypto.suite),
+            "\(section): crypto suite \(quoted(crypto.suite)) is not letters, digits and '_'"
+        )
+        try require(!crypto.keys.isEmpty, "\(section): crypto tag \(crypto.tag) has no key")
+        for key in crypto.keys {
+            try require(!key.keySalt.isEmpty, "\(section): crypto tag \(crypto.tag) has an empty key")
+            if let lifetime = key.lifetime {
+                try require(
+                    SDPSyntax.isKeyLifetime(lifetime),
+                    "\(section): key lifetime \(quoted(lifetime)) is not [2^]digits"
+                )
+            }
+            if let mki = key.mki {
+                try require(SDPSyntax.isMKI(mki), "\(section): MKI \(quoted(mki)) is not value:length")
+            }
+        }
+        for parameter in crypto.sessionParameters {
+            try require(
+                SDPSyntax.isVisible(parameter),
+                "\(section): crypto session parameter \(quoted(parameter)) contains spaces"
+            )
+        }
+    }
+
+    private static func validate(_ attributes: [SDPAttribute], reserved: Set<String>, level: String) throws {
+        for attribute in attributes {
+            try require(
+                SDPSyntax.isToken(attribute.name),
+                "\(level): attribute name \(quoted(attribute.name)) is not a token"
+            )
+            try require(
+                !reserved.contains(attribute.name),
+                "\(level): a=\(attribute.name) has a typed field; set that instead of a generic attribute"
+            )
+            try require(
+                attribute.value.map(SDPSyntax.isText) ?? true,
+                "\(level): a=\(attribute.name) value contains a line break"
+            )
+        }
+    }
+
+    private static func require(_ condition: Bool, _ problem: @autoclosure () -> String) throws {
+        guard condition else { throw SDPError.invalid(problem()) }
+    }
+}
+
+/// Attribute names the model keeps in typed fields, per level.
+enum SDPAttributeNames {
+    static let directions: Set<String> = Set(SDPDirection.allCases.map(\.rawValue))
+    static let sessionTyped: Set<String> = directions
+    /// Typed in every media section.
+    static let mediaTyped: Set<String> = directions.union(["mid", "rtcp", "rtcp-mux", "crypto", "ssrc"])
+    /// Typed in RTP media sections, where rtpmap and fmtp belong to `SDPRTPFormat`.
+    static let rtpMediaTyped: Set<String> = mediaTyped.union(["rtpmap", "fmtp"])
+}
