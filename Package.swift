@@ -7,6 +7,7 @@ let package = Package(
     name: "rtc-publisher",
     products: [
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "RTP", targets: ["RTP"]),
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
@@ -35,6 +36,9 @@ let package = Package(
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(name: "Media", dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"]),
 
+        // RTP/RTCP packets, H.264 and Opus payloaders, clocks (RFC 3550, 6184, 7587, 4585, 5104).
+        // Pure bytes and numbers: depends on nothing.
+        .target(name: "RTP"),
         // SRTP/SRTCP through libsrtp2 (RFC 3711, RFC 7714). Works on bytes; no media code.
         .target(name: "SRTP", dependencies: ["CSRTP"]),
         // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
@@ -116,6 +120,7 @@ let package = Package(
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP"], exclude: ["FuzzFindings"]),
     ],

@@ -1,0 +1,21 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, the H.264
+// depacketizer, SDP, and SRTP unprotect. `make fuzz` (scripts/fuzz.sh) builds and runs them.
+import Foundation
+import PackageDescription
+
+/// SwiftPM names a path dependency after its folder, and a clone may be called anything.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "rtc-publisher-fuzz",
+    dependencies: [.package(path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzRTPPacket", dependencies: [.product(name: "RTP", package: root)]),
+        .executableTarget(name: "FuzzRTCP", dependencies: [.product(name: "RTP", package: root)]),
+        .executableTarget(name: "FuzzH264Depacketizer", dependencies: [.product(name: "RTP", package: root)]),
+        .executableTarget(name: "FuzzSDP", dependencies: [.product(name: "SDP", package: root)]),
+        .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
+    ],
+    swiftLanguageModes: [.v6]
+)
