@@ -47,6 +47,9 @@ let package = Package(
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
 
+        // The publisher pipeline: where media meets transport (payload, protect, fan out, RTCP, SDP).
+        .target(name: "Publisher", dependencies: ["Media", "RTP", "SRTP", "SDP", "Transport"]),
+
         // Encodes a source to files (H.264 Annex B, Ogg Opus) so a stock decoder can check them.
         .executableTarget(
             name: "rtc-encode",
@@ -121,8 +124,14 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(
+            name: "PublisherTests",
+            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
+        ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
-        .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP"], exclude: ["FuzzFindings"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
+        // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

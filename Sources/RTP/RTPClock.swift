@@ -7,10 +7,11 @@
 ///
 /// The product `(capture − origin) × clockRate` overflows 64 bits after about 2.3 days at
 /// 90 kHz, so it is never formed: the elapsed time is split into whole seconds and the
-/// nanosecond remainder, `q × rate + ⌊r × rate / 10⁹⌋`, where `r × rate < 10⁹ × 10⁹` fits in
-/// 64 bits and `q × rate` may wrap because only its value mod 2³² matters. The result is the
-/// exact floor of the real quotient, so two capture times at least `nanosecondsPerTick` apart
-/// always map to different timestamps.
+/// nanosecond remainder, `q × rate + ⌊(r × rate + 10⁹/2) / 10⁹⌋`, where `r × rate < 10⁹ × 10⁹`
+/// fits in 64 bits and `q × rate` may wrap because only its value mod 2³² matters. The result is
+/// the real quotient rounded to the nearest tick (not floored): a 30 fps source stamped in whole
+/// nanoseconds (33 333 333 ns apart) steps by exactly 3000 every frame rather than 2999/3000/3001.
+/// Two capture times at least `nanosecondsPerTick` apart still always map to different timestamps.
 public struct RTPClock: Sendable, Hashable {
     public let clockRate: UInt32
     /// The session's time origin (t0) on the monotonic clock, in nanoseconds.
@@ -45,19 +46,19 @@ public struct RTPClock: Sendable, Hashable {
     /// backwards from the base (floor division, so the mapping stays monotonic across t0).
     public func timestamp(at captureTime: UInt64) -> UInt32 {
         if captureTime >= origin {
-            let ticks = Self.floorTicks(captureTime - origin, rate: UInt64(clockRate))
-            return timestampBase &+ UInt32(truncatingIfNeeded: ticks.quotient)
+            let ticks = Self.nearestTicks(captureTime - origin, rate: UInt64(clockRate))
+            return timestampBase &+ UInt32(truncatingIfNeeded: ticks)
         }
-        let ticks = Self.floorTicks(origin - captureTime, rate: UInt64(clockRate))
-        let ceiling = ticks.quotient &+ (ticks.exact ? 0 : 1)
-        return timestampBase &- UInt32(truncatingIfNeeded: ceiling)
+        // Before the origin, symmetric: the same distance counts back by the same ticks.
+        let ticks = Self.nearestTicks(origin - captureTime, rate: UInt64(clockRate))
+        return timestampBase &- UInt32(truncatingIfNeeded: ticks)
     }
 
-    /// Ticks elapsed in `nanoseconds` (mod 2⁶⁴), and whether the division was exact.
-    static func floorTicks(_ nanoseconds: UInt64, rate: UInt64) -> (quotient: UInt64, exact: Bool) {
+    /// Ticks in `nanoseconds` (mod 2⁶⁴), rounded to the nearest (halves up).
+    static func nearestTicks(_ nanoseconds: UInt64, rate: UInt64) -> UInt64 {
         let seconds = nanoseconds / 1_000_000_000
         let remainder = nanoseconds % 1_000_000_000
-        let scaled = remainder * rate  // < 10⁹ × 10⁹ < 2⁶⁴
-        return (seconds &* rate &+ scaled / 1_000_000_000, scaled % 1_000_000_000 == 0)
+        let scaled = remainder * rate + 500_000_000  // < 10⁹ × 10⁹ + 10⁹ < 2⁶⁴
+        return seconds &* rate &+ scaled / 1_000_000_000
     }
 }

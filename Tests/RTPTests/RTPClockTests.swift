@@ -4,20 +4,24 @@ import Testing
 
 @Suite("RTP clock")
 struct RTPClockTests {
-    /// The exact value by 128-bit arithmetic, as a reference for the split computation.
+    /// The nearest tick by 128-bit arithmetic, as a reference for the split computation.
     static func reference(elapsed: UInt64, rate: UInt32) -> UInt64 {
         let product = elapsed.multipliedFullWidth(by: UInt64(rate))
         precondition(product.high < 1_000_000_000)
-        return UInt64(1_000_000_000).dividingFullWidth(product).quotient
+        let (q, r) = UInt64(1_000_000_000).dividingFullWidth(product)
+        return r >= 500_000_000 ? q + 1 : q
     }
 
-    @Test("maps capture time to ticks exactly")
+    @Test("maps capture time to the nearest tick")
     func exact() throws {
         let clock = try RTPClock(clockRate: 90_000, origin: 5_000, timestampBase: 1000)
         #expect(clock.timestamp(at: 5_000) == 1000)
         #expect(clock.timestamp(at: 5_000 + 1_000_000_000) == 91_000)
-        #expect(clock.timestamp(at: 5_000 + 33_333_333) == 1000 + 2999)
-        #expect(clock.timestamp(at: 5_000 + 33_333_334) == 1000 + 3000)
+        // 30 fps in whole nanoseconds: 2999.99997 ticks rounds to 3000, so every frame steps 3000.
+        #expect(clock.timestamp(at: 5_000 + 33_333_333) == 1000 + 3000)
+        #expect(clock.timestamp(at: 5_000 + 66_666_666) == 1000 + 6000)
+        #expect(clock.timestamp(at: 5_000 + 5_555) == 1000)  // 0.49995 tick
+        #expect(clock.timestamp(at: 5_000 + 5_556) == 1001)  // 0.50004 tick
         #expect(clock.nanosecondsPerTick == 11_112)
     }
 
@@ -51,12 +55,13 @@ struct RTPClockTests {
         #expect(audio.timestamp(at: capture) &- audio.timestampBase == 120_000)
     }
 
-    @Test("captures before the origin count back with floor division, staying monotonic")
+    @Test("captures before the origin count back symmetrically, staying monotonic")
     func beforeOrigin() throws {
         let clock = try RTPClock(clockRate: 90_000, origin: 1_000_000, timestampBase: 10)
-        #expect(clock.timestamp(at: 1_000_000 - 11_111) == 9)  // −0.99999 tick floors to −1
-        #expect(clock.timestamp(at: 1_000_000 - 11_112) == 8)  // −1.00008 floors to −2
-        #expect(clock.timestamp(at: 1_000_000 - 22_223) == 7)
+        #expect(clock.timestamp(at: 1_000_000 - 11_111) == 9)  // −0.99999 tick rounds to −1
+        #expect(clock.timestamp(at: 1_000_000 - 11_112) == 9)  // −1.00008 rounds to −1
+        #expect(clock.timestamp(at: 1_000_000 - 16_667) == 8)  // −1.50003 rounds to −2
+        #expect(clock.timestamp(at: 1_000_000 - 22_223) == 8)
         var previous = clock.timestamp(at: 0)
         for capture in stride(from: UInt64(11_112), through: 3_000_000, by: 11_112) {
             let current = clock.timestamp(at: capture)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SDP
 import SRTP
+import TestSupport
 import Testing
 
 /// The real receiver: ffmpeg 5.1 opens the SDP file we write, binds its ports, and decodes the

@@ -2,10 +2,10 @@ import Foundation
 import Glibc
 
 /// A UDP socket on 127.0.0.1 for the interop tests; closed when released.
-final class LoopbackUDPSocket {
-    let descriptor: Int32
+public final class LoopbackUDPSocket {
+    public let descriptor: Int32
 
-    init() throws {
+    public init() throws {
         descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard descriptor >= 0 else { throw SocketFailure(operation: "socket", code: errno) }
     }
@@ -13,7 +13,7 @@ final class LoopbackUDPSocket {
     deinit { close(descriptor) }
 
     /// Binds 127.0.0.1:`port` (0 = any free port); false when the port is taken.
-    func bind(port: UInt16) -> Bool {
+    public func bind(port: UInt16) -> Bool {
         var address = Self.loopback(port: port)
         return withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -22,7 +22,7 @@ final class LoopbackUDPSocket {
         }
     }
 
-    var boundPort: UInt16 {
+    public var boundPort: UInt16 {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) { pointer in
@@ -31,7 +31,7 @@ final class LoopbackUDPSocket {
         return UInt16(bigEndian: address.sin_port)
     }
 
-    func send(_ bytes: UnsafeRawBufferPointer, to port: UInt16) throws {
+    public func send(_ bytes: UnsafeRawBufferPointer, to port: UInt16) throws {
         var address = Self.loopback(port: port)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -50,13 +50,13 @@ final class LoopbackUDPSocket {
     }
 
     /// Whether another process holds 127.0.0.1:`port` (ffmpeg binds without SO_REUSEADDR).
-    static func isTaken(port: UInt16) throws -> Bool {
+    public static func isTaken(port: UInt16) throws -> Bool {
         try !LoopbackUDPSocket().bind(port: port)
     }
 
     /// Bytes waiting in the receive queue of the IPv4 UDP socket bound to `port`, from the
     /// `rx_queue` column of /proc/net/udp; nil when no socket is bound there.
-    static func receiveQueueBytes(port: UInt16) throws -> Int? {
+    public static func receiveQueueBytes(port: UInt16) throws -> Int? {
         let table = try String(contentsOfFile: "/proc/net/udp", encoding: .utf8)
         let wanted = String(port, radix: 16, uppercase: true)
         for line in table.split(separator: "\n").dropFirst() {
@@ -72,7 +72,7 @@ final class LoopbackUDPSocket {
 
     /// `count` distinct even ports P whose P + 1 is free too (RTP and RTCP, as ffmpeg expects),
     /// held while searching so the pairs cannot overlap, then released for the receiver.
-    static func freePortPairs(_ count: Int) throws -> [UInt16] {
+    public static func freePortPairs(_ count: Int) throws -> [UInt16] {
         var held: [LoopbackUDPSocket] = []
         var ports: [UInt16] = []
         var attempts = 0
@@ -92,8 +92,8 @@ final class LoopbackUDPSocket {
     }
 }
 
-struct SocketFailure: Error, CustomStringConvertible {
+public struct SocketFailure: Error, CustomStringConvertible {
     let operation: String
     let code: Int32
-    var description: String { "\(operation) failed: errno \(code)" }
+    public var description: String { "\(operation) failed: errno \(code)" }
 }

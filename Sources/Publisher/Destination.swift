@@ -1,0 +1,75 @@
+import RTP
+import SRTP
+import Transport
+
+/// One receiver of the published stream with its own SRTP session: keys no other destination
+/// shares, fresh from the system CSPRNG, never logged. Audio and video share the master key
+/// (their SSRCs differ, which RFC 3711 §9.1 allows, and Janus's SRTP input requires).
+///
+/// Owns a protect buffer allocated once: every packet is copied in from the shared clear-text
+/// packet and encrypted in place there, so a destination costs one copy, one `srtp_protect` and
+/// one `sendto` per packet and no allocation.
+public final class Destination {
+    public let id: String
+    public let address: DestinationAddress
+    public let keys: SRTPKeyMaterial
+    let session: SRTPSession
+    private let buffer: UnsafeMutableRawBufferPointer
+    var videoReport: SenderReportBuilder
+    var audioReport: SenderReportBuilder
+    public private(set) var statistics = Statistics()
+
+    public struct Statistics: Sendable, Equatable {
+        public var rtpPackets = 0
+        public var rtpBytes = 0
+        public var rtcpPackets = 0
+        /// Datagrams the kernel would not take (full socket buffer) or refused.
+        public var sendDrops = 0
+        /// Packets libsrtp refused to protect (should stay 0).
+        public var protectFailures = 0
+    }
+
+    init(
+        id: String,
+        address: DestinationAddress,
+        keys: SRTPKeyMaterial,
+        videoReport: SenderReportBuilder,
+        audioReport: SenderReportBuilder
+    ) throws {
+        self.id = id
+        self.address = address
+        self.keys = keys
+        self.session = try SRTPSession(keys: keys, direction: .outbound)
+        self.buffer = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 8)
+        self.videoReport = videoReport
+        self.audioReport = audioReport
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Copies `packet`, protects it (SRTCP when `rtcp`) and sends it to `to` through `socket`.
+    func send(_ packet: UnsafeRawBufferPointer, rtcp: Bool, to: UDPAddress, through socket: UDPSocket) {
+        guard packet.count <= buffer.count - RTPPacketBuffer.trailerSpare, let base = packet.baseAddress else { return }
+        buffer.baseAddress?.copyMemory(from: base, byteCount: packet.count)
+        let length: Int
+        do {
+            length =
+                rtcp
+                ? try session.protectRTCP(buffer: buffer, length: packet.count)
+                : try session.protect(buffer: buffer, length: packet.count)
+        } catch {
+            statistics.protectFailures += 1
+            return
+        }
+        if socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: to) {
+            if rtcp {
+                statistics.rtcpPackets += 1
+            } else {
+                statistics.rtpPackets += 1
+                statistics.rtpBytes += length
+            }
+        } else {
+            statistics.sendDrops += 1
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Media
+import RTP
+import SRTP
+import Transport
+
+/// The one place encoded media becomes protected datagrams: H.264 access units and Opus packets
+/// are packetized once into a clear-text packet, then copied, SRTP-protected and sent per
+/// destination; RTCP sender reports (with SDES CNAME) go out at the RFC 3550 interval and BYE
+/// when the stream stops.
+///
+/// Both streams take their RTP timestamps from capture time through two `RTPClock`s sharing one
+/// origin, so audio and video sit on one timeline and a frame's timestamp never depends on when
+/// (or how late) it was sent. Not thread-safe: one task drives it.
+public final class MediaSender {
+    public struct Configuration: Sendable {
+        /// Whole UDP payload limit: RTP header + payload + SRTP tag fit inside.
+        public var mtu = RTPPayloadBudget.standard.mtu
+        public var suite: SRTPSuite = .default
+        /// RTCP SDES CNAME (RFC 3550 §6.5.1), the same for audio and video so receivers pair them.
+        public var cname: String
+        public var videoPayloadType: UInt8 = 96
+        public var audioPayloadType: UInt8 = 97
+        /// Session bandwidth in bit/s for the RTCP interval computation (RFC 3550 §6.2).
+        public var sessionBandwidth = 2_000_000.0
+        public init(cname: String) { self.cname = cname }
+    }
+
+    public let configuration: Configuration
+    public private(set) var destinations: [Destination] = []
+    public private(set) var video: RTPStreamState
+    public private(set) var audio: RTPStreamState
+    public let videoClock: RTPClock
+    public let audioClock: RTPClock
+    private let ntpClock = NTPClock.system()
+    private var h264: H264Payloader
+    private var opus: OpusPayloader
+    private var schedule: RTCPSenderSchedule<SystemRandomNumberGenerator>
+    private var nextReport: UInt64?
+    private var lastVideoTimestamp: UInt32?
+    private let packet: RTPPacketBuffer
+    private let socket4: UDPSocket
+    private var socket6: UDPSocket?
+
+    /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
+    public init(configuration: Configuration, origin: UInt64) throws {
+        self.configuration = configuration
+        let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: configuration.suite.rtpTrailerLength)
+        video = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
+        audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
+        videoClock = video.clock(origin: origin)
+        audioClock = audio.clock(origin: origin)
+        h264 = H264Payloader(budget: budget)
+        opus = OpusPayloader(budget: budget)
+        schedule = try RTCPSenderSchedule(
+            configuration: RTCPIntervalConfiguration(sessionBandwidth: configuration.sessionBandwidth)
+        )
+        packet = RTPPacketBuffer(budget: budget)
+        socket4 = try UDPSocket(bindingTo: UDPAddress(host: "0.0.0.0", port: 0))
+    }
+
+    /// Adds a receiver with fresh keys; it gets every packet from the next one on.
+    @discardableResult
+    public func addDestination(id: String, address: DestinationAddress) throws -> Destination {
+        let destination = try Destination(
+            id: id,
+            address: address,
+            keys: SRTPKeyMaterial.random(for: configuration.suite),
+            videoReport: SenderReportBuilder(
+                ssrc: video.ssrc,
+                cname: configuration.cname,
+                rtpClock: videoClock,
+                ntpClock: ntpClock
+            ),
+            audioReport: SenderReportBuilder(
+                ssrc: audio.ssrc,
+                cname: configuration.cname,
+                rtpClock: audioClock,
+                ntpClock: ntpClock
+            )
+        )
+        destinations.append(destination)
+        return destination
+    }
+
+    /// Stops sending to `id` at once, after a BYE so its player ends cleanly; false if unknown.
+    @discardableResult
+    public func removeDestination(id: String, reason: String? = nil) -> Bool {
+        guard let index = destinations.firstIndex(where: { $0.id == id }) else { return false }
+        sendGoodbye(to: destinations[index], reason: reason, now: MonotonicClock.now())
+        destinations.remove(at: index)
+        return true
+    }
+
+    /// The SPS and PPS the payloader last saw (after the first key frame), for the SDP.
+    public var parameterSets: (sps: [UInt8], pps: [UInt8])? {
+        guard let sps = h264.sequenceParameterSet, let pps = h264.pictureParameterSet else { return nil }
+        return (sps, pps)
+    }
+
+    /// Packetizes one access unit (RFC 6184) and sends it to every destination.
+    public func send(video unit: Media.H264AccessUnit) throws {
+        var timestamp = videoClock.timestamp(at: unit.captureTime)
+        // Last line of defence behind the capture-time sanitizer: distinct frames never share or
+        // go back in timestamp (modular comparison, RFC 3550 timestamps wrap).
+        if let last = lastVideoTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
+        lastVideoTimestamp = timestamp
+        sendReportsIfDue(now: MonotonicClock.now())
+        // Read before packetize borrows `video` for the whole call (exclusive access).
+        let headerLength = video.headerLength
+        try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
+            fanOut(buffer, video: true, headerLength: headerLength)
+        }
+    }
+
+    /// Packetizes one Opus packet (RFC 7587) and sends it to every destination. Timestamps run
+    /// on by sample count; after a gap (DTX or a source pause) they restart from capture time.
+    public func send(audio opusPacket: OpusPacket) throws {
+        if opus.nextTimestamp == nil || opusPacket.isFirstAfterDTX {
+            opus.restart(at: audioClock.timestamp(at: opusPacket.captureTime))
+        }
+        sendReportsIfDue(now: MonotonicClock.now())
+        let headerLength = audio.headerLength
+        try opus.packetize(
+            opusPacket.data[...],
+            sampleCount: opusPacket.sampleCount,
+            stream: &audio,
+            into: packet
+        ) { buffer in
+            fanOut(buffer, video: false, headerLength: headerLength)
+        }
+    }
+
+    private func fanOut(_ buffer: RTPPacketBuffer, video isVideo: Bool, headerLength: Int) {
+        let payloadLength = buffer.count - headerLength
+        buffer.withUnsafeBytes { bytes in
+            for destination in destinations {
+                let target = isVideo ? destination.address.videoRTP : destination.address.audioRTP
+                guard let target else { continue }
+                destination.send(bytes, rtcp: false, to: target, through: socket(for: target))
+                if isVideo {
+                    destination.videoReport.recordPacketSent(payloadLength: payloadLength)
+                } else {
+                    destination.audioReport.recordPacketSent(payloadLength: payloadLength)
+                }
+            }
+        }
+    }
+
+    /// Sends SR + SDES for both streams to every destination when the RFC 3550 interval has
+    /// passed (the first report goes with the first media packets).
+    public func sendReportsIfDue(now: UInt64) {
+        if let next = nextReport, now < next { return }
+        for destination in destinations {
+            sendReport(destination.videoReport, to: destination, rtcp: destination.address.videoRTCP, now: now)
+            // Audio reports from the start too, before its first packet: the NTP↔RTP mapping holds
+            // already, and a receiver (ffmpeg) that first syncs on video alone re-bases when a
+            // stream's first report arrives later.
+            if let rtcp = destination.address.audioRTCP {
+                sendReport(destination.audioReport, to: destination, rtcp: rtcp, now: now)
+            }
+        }
+        nextReport = schedule.nextSendTime(after: now)
+    }
+
+    private func sendReport(_ builder: SenderReportBuilder, to destination: Destination, rtcp: UDPAddress, now: UInt64)
+    {
+        guard (try? builder.writeCompound(at: now, into: packet)) != nil else { return }
+        schedule.recordSent(packetSize: packet.count)
+        packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: socket(for: rtcp)) }
+    }
+
+    /// RTCP BYE on every stream to every destination (RFC 3550 §6.6): players end cleanly
+    /// instead of waiting out a timeout.
+    public func sendGoodbye(reason: String? = nil) {
+        let now = MonotonicClock.now()
+        for destination in destinations { sendGoodbye(to: destination, reason: reason, now: now) }
+    }
+
+    private func sendGoodbye(to destination: Destination, reason: String?, now: UInt64) {
+        for (builder, rtcp) in [
+            (destination.videoReport, destination.address.videoRTCP),
+            (destination.audioReport, destination.address.audioRTCP),
+        ] {
+            guard let rtcp, (try? builder.writeGoodbye(at: now, reason: reason, into: packet)) != nil else { continue }
+            packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: socket(for: rtcp)) }
+        }
+    }
+
+    private func socket(for address: UDPAddress) -> UDPSocket {
+        guard address.family != socket4.localAddress.family else { return socket4 }
+        if let socket6 { return socket6 }
+        // IPv6 receivers are rare; the socket is opened on first use (falls back to v4 on failure).
+        socket6 = try? UDPSocket(bindingTo: UDPAddress(host: "::", port: 0))
+        return socket6 ?? socket4
+    }
+}

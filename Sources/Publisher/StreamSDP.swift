@@ -1,0 +1,69 @@
+import SDP
+
+/// Writes the SDP a destination's player opens (RFC 8866): one `m=video` (H.264,
+/// packetization-mode 1, profile-level-id read from the real SPS, sprop-parameter-sets) and one
+/// `m=audio` (Opus stereo), each with its own `a=crypto` line *inside* the m= section (ffmpeg
+/// ignores one at session level and then decodes ciphertext), `a=rtcp`, `a=ssrc … cname:`, and
+/// `recvonly` because the file describes what its reader receives (RFC 8866 §6.7.1).
+public enum StreamSDP {
+    public static func playerFile(
+        for destination: Destination,
+        sender: MediaSender,
+        sps: [UInt8],
+        pps: [UInt8],
+        opusFEC: Bool = false,
+        sessionName: String = "rtc-publisher"
+    ) throws -> String {
+        let address = destination.address
+        let connection = try SDPAddress(address.host)
+        let crypto = [SDPCrypto(tag: 1, suite: destination.keys.suite.sdpName, keySalt: destination.keys.keyAndSalt)]
+        let cname = sender.configuration.cname
+        var media = [
+            MediaDescription(
+                kind: .video,
+                port: UInt16(address.videoRTP.port),
+                transport: .rtpSAVP,
+                formats: [
+                    .h264(
+                        payloadType: sender.configuration.videoPayloadType,
+                        parameters: try H264FormatParameters(sequenceParameterSet: sps, pictureParameterSet: pps)
+                    )
+                ],
+                direction: .recvonly,
+                mid: "video",
+                rtcp: address.rtcpMux ? nil : SDPRTCPAttribute(port: UInt16(address.videoRTCP.port)),
+                rtcpMux: address.rtcpMux,
+                crypto: crypto,
+                ssrcAttributes: [.cname(ssrc: sender.video.ssrc, cname)]
+            )
+        ]
+        if let audio = address.audioRTP, let audioRTCP = address.audioRTCP {
+            media.append(
+                MediaDescription(
+                    kind: .audio,
+                    port: UInt16(audio.port),
+                    transport: .rtpSAVP,
+                    formats: [
+                        .opus(
+                            payloadType: sender.configuration.audioPayloadType,
+                            parameters: OpusFormatParameters(usesInbandFEC: opusFEC)
+                        )
+                    ],
+                    direction: .recvonly,
+                    mid: "audio",
+                    rtcp: address.rtcpMux ? nil : SDPRTCPAttribute(port: UInt16(audioRTCP.port)),
+                    rtcpMux: address.rtcpMux,
+                    crypto: crypto,
+                    ssrcAttributes: [.cname(ssrc: sender.audio.ssrc, cname)]
+                )
+            )
+        }
+        let description = SessionDescription(
+            origin: .random(address: connection),
+            sessionName: sessionName,
+            connection: connection,
+            media: media
+        )
+        return try SDPWriter.write(description)
+    }
+}

@@ -1,0 +1,145 @@
+import Media
+import Publisher
+import RTP
+import SRTP
+import Testing
+import Transport
+
+/// `MediaSender` against plain loopback sockets: what each destination receives decrypts with
+/// its own keys only, and the RTP and RTCP fields are what receivers rely on.
+@Suite struct MediaSenderTests {
+    /// Two receivers, each a pair of sockets (RTP, RTCP) for video; audio is not asked for.
+    final class Receiver {
+        let rtp: UDPSocket
+        let rtcp: UDPSocket
+        init(mux: Bool) throws {
+            // Even port with port + 1 free, found by binding.
+            while true {
+                let first = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
+                let port = first.localAddress.port
+                if mux {
+                    rtp = first
+                    rtcp = first
+                    return
+                }
+                if port % 2 == 0, let second = try? UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: port + 1))
+                {
+                    rtp = first
+                    rtcp = second
+                    return
+                }
+            }
+        }
+        func drain(_ socket: UDPSocket) -> [[UInt8]] {
+            var out: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            while socket.waitReadable(milliseconds: 200) {
+                guard let got = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) else { break }
+                out.append(Array(buffer[0..<got.length]))
+            }
+            return out
+        }
+    }
+
+    @Test func eachDestinationGetsItsOwnKeysAndExactHeaders() throws {
+        let start = MonotonicClock.now()
+        let sender = try MediaSender(configuration: .init(cname: "alice_sub"), origin: start)
+        let a = try Receiver(mux: false)
+        let b = try Receiver(mux: false)
+        let da = try sender.addDestination(
+            id: "a",
+            address: DestinationAddress(host: "127.0.0.1", videoPort: a.rtp.localAddress.port, audioPort: nil)
+        )
+        let db = try sender.addDestination(
+            id: "b",
+            address: DestinationAddress(host: "127.0.0.1", videoPort: b.rtp.localAddress.port, audioPort: nil)
+        )
+        #expect(da.keys != db.keys)
+
+        let source = try SyntheticScreenSource(width: 320, height: 180)
+        let encoder = try H264Encoder(.init(width: 320, height: 180))
+        var sentPackets = 0
+        // An independent payloader with the same budget (12-byte header, 10-byte SRTP tag) says
+        // how many packets each frame must take.
+        var reference = H264Payloader(budget: .standard)
+        for i in 0..<3 {
+            let unit = try #require(
+                try encoder.encode(source.videoFrame(index: i, captureTime: start + UInt64(i) * 33_333_333))
+            )
+            sentPackets += try reference.payloads(accessUnit: unit.nalUnits, maximumPayloadLength: 1200 - 22).count
+            try sender.send(video: unit)
+        }
+
+        let inboundA = try SRTPSession(keys: da.keys, direction: .inbound)
+        let inboundB = try SRTPSession(keys: db.keys, direction: .inbound)
+        let packetsA = a.drain(a.rtp)
+        let packetsB = b.drain(b.rtp)
+        #expect(packetsA.count == sentPackets && packetsB.count == sentPackets)
+        // B's packets do not authenticate with A's keys.
+        #expect(throws: SRTPError.self) { _ = try inboundA.unprotect(packetsB[0]) }
+        var timestamps: [UInt32] = []
+        var previousSequence: UInt16?
+        for bytes in packetsA {
+            #expect(bytes.count <= 1200)
+            let packet = try RTPPacket.parse(try inboundA.unprotect(bytes))
+            #expect(packet.header.payloadType == 96 && packet.header.ssrc == sender.video.ssrc)
+            if let previous = previousSequence { #expect(packet.header.sequenceNumber == previous &+ 1) }
+            previousSequence = packet.header.sequenceNumber
+            if packet.header.marker { timestamps.append(packet.header.timestamp) }
+        }
+        // One marker per frame; timestamps 3000 apart on the 90 kHz clock from capture time.
+        #expect(timestamps.count == 3)
+        #expect(zip(timestamps.dropFirst(), timestamps).allSatisfy { $0 &- $1 == 3000 })
+        #expect(timestamps[0] == sender.videoClock.timestamp(at: start))
+        _ = try packetsB.map { try inboundB.unprotect($0) }
+
+        // RTCP: SR + SDES (CNAME) on RTP port + 1, protected with the destination's keys.
+        let reports = a.drain(a.rtcp)
+        let first = try #require(reports.first)
+        let compound = try RTCPPacket.parseCompound(try inboundA.unprotectRTCP(first))
+        guard case .senderReport(let sr) = compound.first else {
+            Issue.record("first RTCP packet is not a sender report: \(compound)")
+            return
+        }
+        #expect(sr.ssrc == sender.video.ssrc)
+        #expect(compound.contains { if case .sourceDescription = $0 { true } else { false } })
+
+        // BYE on removal; nothing after it.
+        #expect(sender.removeDestination(id: "a"))
+        let bye = try RTCPPacket.parseCompound(try inboundA.unprotectRTCP(try #require(a.drain(a.rtcp).last)))
+        #expect(bye.contains { if case .goodbye = $0 { true } else { false } })
+        try sender.send(
+            video: try #require(try encoder.encode(source.videoFrame(index: 3, captureTime: start + 100_000_000)))
+        )
+        #expect(a.drain(a.rtp).isEmpty)
+        #expect(!b.drain(b.rtp).isEmpty)
+    }
+
+    @Test func rtcpMuxSendsReportsOnTheRTPPortAndTheSDPSaysSo() throws {
+        let start = MonotonicClock.now()
+        let sender = try MediaSender(configuration: .init(cname: "bob"), origin: start)
+        let r = try Receiver(mux: true)
+        let d = try sender.addDestination(
+            id: "mux",
+            address: DestinationAddress(
+                host: "127.0.0.1",
+                videoPort: r.rtp.localAddress.port,
+                audioPort: nil,
+                rtcpMux: true
+            )
+        )
+        let encoder = try H264Encoder(.init(width: 320, height: 180))
+        let unit = try #require(try encoder.encode(VideoFrame(width: 320, height: 180, captureTime: start)))
+        try sender.send(video: unit)
+        let inbound = try SRTPSession(keys: d.keys, direction: .inbound)
+        let datagrams = r.drain(r.rtp)
+        // RFC 5761 §4: RTCP packet types 200–204 sit where an RTP payload type would be.
+        let rtcp = datagrams.filter { (200...204).contains($0[1]) }
+        #expect(rtcp.count == 1, "the video SR on the shared RTP port (no audio was asked for)")
+        #expect(throws: Never.self) { _ = try RTCPPacket.parseCompound(try inbound.unprotectRTCP(rtcp[0])) }
+        let (sps, pps) = try #require(sender.parameterSets)
+        let sdp = try StreamSDP.playerFile(for: d, sender: sender, sps: sps, pps: pps)
+        #expect(sdp.contains("a=rtcp-mux\r\n") && !sdp.contains("a=rtcp:"))
+        #expect(sdp.contains("profile-level-id=42c0"))
+    }
+}
