@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
         .executable(name: "rtc-signal", targets: ["rtc-signal"]),
+        .executable(name: "rtc-publish", targets: ["rtc-publish"]),
+        .executable(name: "rtc-subscribe", targets: ["rtc-subscribe"]),
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
     ],
     dependencies: [
@@ -48,7 +50,40 @@ let package = Package(
         .target(name: "Transport"),
 
         // The publisher pipeline: where media meets transport (payload, protect, fan out, RTCP, SDP).
-        .target(name: "Publisher", dependencies: ["Media", "RTP", "SRTP", "SDP", "Transport"]),
+        .target(
+            name: "Publisher",
+            dependencies: [
+                "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // rtc-publish: parses and validates, then runs Publisher's PublishSession.
+        .executableTarget(
+            name: "rtc-publish",
+            dependencies: [
+                "Publisher", "Media", "SRTP", "Transport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // A viewer in a room: subscribe, write the answer SDP, optionally start a player.
+        .target(
+            name: "Viewer",
+            dependencies: [
+                "SignalingClient", "SignalingProtocol", "Transport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "rtc-subscribe",
+            dependencies: [
+                "Viewer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // Encodes a source to files (H.264 Annex B, Ogg Opus) so a stock decoder can check them.
         .executableTarget(
@@ -130,6 +165,8 @@ let package = Package(
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
+        // The executables as users run them, with a real ffmpeg on the SDP files they write.
+        .testTarget(name: "EndToEndTests", dependencies: ["Media", "TestSupport"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
     ],

@@ -15,6 +15,7 @@ public final class MediaSender {
     public struct Configuration: Sendable {
         /// Whole UDP payload limit: RTP header + payload + SRTP tag fit inside.
         public var mtu = RTPPayloadBudget.standard.mtu
+        /// The suite destinations get unless they ask for another.
         public var suite: SRTPSuite = .default
         /// RTCP SDES CNAME (RFC 3550 §6.5.1), the same for audio and video so receivers pair them.
         public var cname: String
@@ -27,6 +28,8 @@ public final class MediaSender {
 
     public let configuration: Configuration
     public private(set) var destinations: [Destination] = []
+    /// RTP datagrams handed to the kernel, all destinations together.
+    public private(set) var packetsSent = 0
     public private(set) var video: RTPStreamState
     public private(set) var audio: RTPStreamState
     public let videoClock: RTPClock
@@ -44,7 +47,10 @@ public final class MediaSender {
     /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
     public init(configuration: Configuration, origin: UInt64) throws {
         self.configuration = configuration
-        let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: configuration.suite.rtpTrailerLength)
+        // Each destination may pick its own suite, and a packet is cut once for all of them, so
+        // the budget leaves room for the longest tag any suite appends (16 bytes for GCM).
+        let trailer = SRTPSuite.allCases.map(\.rtpTrailerLength).max() ?? configuration.suite.rtpTrailerLength
+        let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: trailer)
         video = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
         audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
         videoClock = video.clock(origin: origin)
@@ -58,13 +64,15 @@ public final class MediaSender {
         socket4 = try UDPSocket(bindingTo: UDPAddress(host: "0.0.0.0", port: 0))
     }
 
-    /// Adds a receiver with fresh keys; it gets every packet from the next one on.
+    /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
+    /// packet from the next one on. An existing destination with the same id is replaced.
     @discardableResult
-    public func addDestination(id: String, address: DestinationAddress) throws -> Destination {
+    public func addDestination(id: String, address: DestinationAddress, suite: SRTPSuite? = nil) throws -> Destination {
+        destinations.removeAll { $0.id == id }
         let destination = try Destination(
             id: id,
             address: address,
-            keys: SRTPKeyMaterial.random(for: configuration.suite),
+            keys: SRTPKeyMaterial.random(for: suite ?? configuration.suite),
             videoReport: SenderReportBuilder(
                 ssrc: video.ssrc,
                 cname: configuration.cname,
@@ -137,6 +145,7 @@ public final class MediaSender {
                 let target = isVideo ? destination.address.videoRTP : destination.address.audioRTP
                 guard let target else { continue }
                 destination.send(bytes, rtcp: false, to: target, through: socket(for: target))
+                packetsSent += 1
                 if isVideo {
                     destination.videoReport.recordPacketSent(payloadLength: payloadLength)
                 } else {

@@ -67,3 +67,54 @@ public enum StreamSDP {
         return try SDPWriter.write(description)
     }
 }
+
+extension StreamSDP {
+    /// The description published to the room: codecs, payload types, SSRCs and parameter sets,
+    /// but no keys and no address (each subscriber gets its own keys in its own answer). Port 9
+    /// (discard) and 0.0.0.0 say "not an address to send to", as RFC 8866 §5.7 allows.
+    public static func offer(sender: MediaSender, sps: [UInt8], pps: [UInt8], audio: Bool) throws -> String {
+        let any = try SDPAddress("0.0.0.0")
+        var media = [
+            MediaDescription(
+                kind: .video,
+                port: 9,
+                transport: .rtpSAVP,
+                formats: [
+                    .h264(
+                        payloadType: sender.configuration.videoPayloadType,
+                        parameters: try H264FormatParameters(sequenceParameterSet: sps, pictureParameterSet: pps)
+                    )
+                ],
+                direction: .sendonly,
+                mid: "video",
+                ssrcAttributes: [.cname(ssrc: sender.video.ssrc, sender.configuration.cname)]
+            )
+        ]
+        if audio {
+            media.append(
+                MediaDescription(
+                    kind: .audio,
+                    port: 9,
+                    transport: .rtpSAVP,
+                    formats: [
+                        .opus(
+                            payloadType: sender.configuration.audioPayloadType,
+                            parameters: OpusFormatParameters(usesInbandFEC: false)
+                        )
+                    ],
+                    direction: .sendonly,
+                    mid: "audio",
+                    ssrcAttributes: [.cname(ssrc: sender.audio.ssrc, sender.configuration.cname)]
+                )
+            )
+        }
+        return try SDPWriter.write(
+            SessionDescription(
+                origin: .random(address: any),
+                sessionName: "rtc-publisher",
+                connection: any,
+                media: media
+            )
+        )
+    }
+}

@@ -44,6 +44,11 @@ struct BitReader {
         #expect(sps[sps.startIndex + 1] == 66, "profile_idc")
         #expect(sps[sps.startIndex + 2] & 0x40 != 0, "constraint_set1_flag (constrained baseline)")
         #expect(first.captureTime == 0)
+        // The headers offered before encoding are the ones in the first access unit.
+        let encoder = try H264Encoder(.init(width: 640, height: 360))
+        let sets = try encoder.parameterSets()
+        let unit = try #require(try encoder.encode(VideoFrame(width: 640, height: 360)))
+        #expect(sets.sps == Array(unit.nalUnits[0]) && sets.pps == Array(unit.nalUnits[1]))
     }
 
     @Test func noBSlicesKeyFramesOnScheduleAndOnDemand() throws {

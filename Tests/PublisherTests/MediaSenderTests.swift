@@ -59,14 +59,14 @@ import Transport
         let source = try SyntheticScreenSource(width: 320, height: 180)
         let encoder = try H264Encoder(.init(width: 320, height: 180))
         var sentPackets = 0
-        // An independent payloader with the same budget (12-byte header, 10-byte SRTP tag) says
-        // how many packets each frame must take.
-        var reference = H264Payloader(budget: .standard)
+        // An independent payloader with the same budget (12-byte header, room for the longest
+        // SRTP tag, 16 bytes) says how many packets each frame must take.
+        var reference = H264Payloader(budget: try RTPPayloadBudget(mtu: 1200, srtpTrailerRoom: 16))
         for i in 0..<3 {
             let unit = try #require(
                 try encoder.encode(source.videoFrame(index: i, captureTime: start + UInt64(i) * 33_333_333))
             )
-            sentPackets += try reference.payloads(accessUnit: unit.nalUnits, maximumPayloadLength: 1200 - 22).count
+            sentPackets += try reference.payloads(accessUnit: unit.nalUnits, maximumPayloadLength: 1200 - 28).count
             try sender.send(video: unit)
         }
 

@@ -154,6 +154,31 @@ public final class H264Encoder {
     /// The current target bitrate in kbit/s.
     public var bitrateKbps: Int { bitrate }
 
+    /// The SPS and PPS this encoder puts in front of every IDR, available before any frame is
+    /// encoded (x264_encoder_headers), so SDP files can be written before the first packet.
+    public func parameterSets() throws(MediaError) -> (sps: [UInt8], pps: [UInt8]) {
+        var nals: UnsafeMutablePointer<x264_nal_t>?
+        var count: Int32 = 0
+        guard x264_encoder_headers(handle, &nals, &count) >= 0, let nals else {
+            throw MediaError(.library, "x264_encoder_headers failed")
+        }
+        var sps: [UInt8]?
+        var pps: [UInt8]?
+        for i in 0..<Int(count) {
+            let nal = nals[i]
+            let size = Int(nal.i_payload)
+            guard size > 5, let base = nal.p_payload else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: base + 4, count: size - 4))
+            switch bytes[0] & 0x1F {
+            case 7: sps = bytes
+            case 8: pps = bytes
+            default: continue
+            }
+        }
+        guard let sps, let pps else { throw MediaError(.library, "x264 produced no SPS/PPS") }
+        return (sps, pps)
+    }
+
     /// Makes the next encoded frame an IDR (with SPS and PPS in front). A receiver's picture-loss
     /// request and a new subscriber call this.
     public func requestKeyFrame() { forceKeyFrame = true }

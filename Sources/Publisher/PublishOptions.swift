@@ -1,0 +1,62 @@
+import Media
+import SRTP
+import Transport
+
+/// Everything `rtc-publish` can be told, validated before anything starts.
+public struct PublishOptions: Sendable {
+    public var room: String
+    public var uid: String
+    /// Signaling server; nil publishes to static destinations only.
+    public var signal: (host: String, port: Int)? = ("127.0.0.1", 8443)
+    public var token: String?
+    public var video: VideoInputKind = .synthetic
+    public var audio: AudioInputKind = .synthetic
+    public var loop = false
+    public var width = 1280
+    public var height = 720
+    public var frameRate = 30
+    public var videoBitrateKbps = 1800
+    public var audioBitrate = 96_000
+    /// Frames between IDRs; nil = 2 s.
+    public var keyFrameInterval: Int?
+    public var preset = "veryfast"
+    public var encoderThreads = 1
+    public var suite: SRTPSuite = .default
+    public var mtu = 1200
+    /// The local preview: 127.0.0.1, video 5004, audio 5006, SDP in `<uid>.sdp`.
+    public var preview = true
+    public var previewHost = "127.0.0.1"
+    public var previewVideoPort = 5004
+    public var previewAudioPort = 5006
+    public var sdpPath: String?
+    /// `--to HOST:PORT`: video on PORT, audio on PORT + 2, RTCP on each + 1; own keys and SDP file.
+    public var staticDestinations: [UDPAddress] = []
+    public var duration: Double?
+    /// Seconds between writing the SDP files and the first packet, so a player started from the
+    /// file catches the first key frame.
+    public var startDelay = 0.0
+    public var statsJSONPath: String?
+    /// Stamps frames the way seed 001 did (`frameTime += 1000` on a 1000 timescale) to prove the
+    /// clock rules repair them.
+    public var bogusTimestamps = false
+
+    public init(room: String, uid: String) {
+        self.room = room
+        self.uid = uid
+    }
+
+    /// Where the preview SDP goes.
+    public var previewSDPPath: String { sdpPath ?? "\(uid).sdp" }
+
+    /// The SDP file of a static destination: `<uid>-<host>-<port>.sdp`.
+    public func sdpPath(for destination: UDPAddress) -> String {
+        let host = destination.host.replacingOccurrences(of: ":", with: "_")
+        return "\(uid)-\(host)-\(destination.port).sdp"
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: Character, with replacement: Character) -> String {
+        String(map { $0 == target ? replacement : $0 })
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What the status line and `--stats-json` report, accumulated by the media loop.
+public struct PublishStatistics: Sendable, Codable, Equatable {
+    public var framesIn = 0
+    public var framesOut = 0
+    /// Frames skipped because the loop fell behind real time (encoder slower than the source).
+    public var framesDropped = 0
+    public var keyFrames = 0
+    public var videoBytes = 0
+    public var audioBytes = 0
+    public var audioPackets = 0
+    public var packetsSent = 0
+    public var destinations = 0
+    public var subscribers = 0
+    /// Video capture times the clock rules replaced (bogus, backwards, stuck, jumping).
+    public var timestampsRepaired = 0
+    public var signaling = "off"
+
+    public init() {}
+
+    /// One status line from two snapshots `seconds` apart.
+    public static func line(from old: PublishStatistics, to new: PublishStatistics, seconds: Double) -> String {
+        let s = max(seconds, 0.001)
+        let fpsIn = Double(new.framesIn - old.framesIn) / s
+        let fpsOut = Double(new.framesOut - old.framesOut) / s
+        let vkbps = Double(new.videoBytes - old.videoBytes) * 8 / s / 1000
+        let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
+        return String(
+            format:
+                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@",
+            fpsIn,
+            fpsOut,
+            vkbps,
+            akbps,
+            new.packetsSent,
+            new.destinations,
+            new.subscribers,
+            new.framesDropped,
+            new.signaling
+        )
+    }
+
+    /// The `--stats-json` record: counters plus the rates over the last interval.
+    public func jsonLine(since old: PublishStatistics, seconds: Double, time: Double) -> String {
+        struct Record: Encodable {
+            var time: Double
+            var fpsIn: Double
+            var fpsOut: Double
+            var videoKbps: Double
+            var audioKbps: Double
+            var totals: PublishStatistics
+        }
+        let s = max(seconds, 0.001)
+        let record = Record(
+            time: time,
+            fpsIn: Double(framesIn - old.framesIn) / s,
+            fpsOut: Double(framesOut - old.framesOut) / s,
+            videoKbps: Double(videoBytes - old.videoBytes) * 8 / s / 1000,
+            audioKbps: Double(audioBytes - old.audioBytes) * 8 / s / 1000,
+            totals: self
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// A value shared between the media thread and the async side, behind a lock.
+public final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    public init(_ value: Value) { self.value = value }
+
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import SRTP
+import SignalingClient
+import SignalingProtocol
+
+/// The publisher's side of the room: join, publish, and turn each subscribe request into a
+/// destination with its own keys and an answer SDP its player can open.
+///
+/// Media never waits for the room. If the server cannot be reached at start, the preview and
+/// static destinations stream anyway while this retries with backoff (a screen share that
+/// cannot start because a room server is down would be worse than one that joins late); once
+/// connected, the client library re-joins and re-publishes by itself after a server restart.
+struct RoomPresence {
+    let options: PublishOptions
+    let loop: MediaLoop
+    let offer: String
+    let audio: Bool
+    let logger: Logger
+    let status: @Sendable (String) -> Void
+
+    func run(client: SignalingClient, room: RoomID, uid: MemberID) async {
+        var delay = Duration.milliseconds(500)
+        while !Task.isCancelled {
+            do {
+                try await client.connect()
+                try await client.join(room: room, uid: uid, role: .publisher, token: options.token)
+                try await client.publish(StreamDescription(kind: .screen, codecs: ["H264", "opus"], sdp: offer))
+                setSignaling("in room \(room)")
+                logger.info("joined and published", metadata: ["room": "\(room)", "uid": "\(uid)"])
+                break
+            } catch {
+                let where_ = options.signal.map { "\($0.host):\($0.port)" } ?? "?"
+                setSignaling("retrying")
+                status("signaling server \(where_) unreachable (\(error)); media continues, retrying in \(delay)")
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+        for await event in client.events {
+            switch event {
+            case .subscribeRequest(let request):
+                await answer(request, client: client)
+            case .subscriberLeft(let left):
+                removeSubscriber("\(left.subscriber)", reason: "\(left.reason)")
+            case .signal(let signal):
+                // A viewer whose player has just bound its ports asks for a key frame this way
+                // (RTCP PLI does the same for receivers that send RTCP).
+                if case .object(let fields) = signal.payload, fields["request"] == .string("keyframe") {
+                    loop.requestKeyFrame()
+                }
+            case .disconnected(let error):
+                setSignaling("reconnecting")
+                status("signaling connection lost (\(error.message)); media continues, reconnecting")
+            case .rejoined:
+                setSignaling("in room \(room)")
+                status("signaling: back in room \(room), stream re-published")
+            case .closed:
+                return
+            default:
+                continue
+            }
+        }
+    }
+
+    private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
+        let receive = request.receive
+        guard let suite = receive.cryptoSuites.lazy.compactMap({ SRTPSuite(sdpName: $0) }).first
+        else {
+            try? await client.reject(
+                request,
+                reason: "no common SRTP suite (we offer \(SRTPSuite.allCases.map(\.sdpName)))"
+            )
+            return
+        }
+        guard let videoPort = receive.videoPort else {
+            try? await client.reject(request, reason: "no video port in the receive description")
+            return
+        }
+        do {
+            let address = try DestinationAddress(
+                host: receive.address,
+                videoPort: videoPort,
+                audioPort: audio ? receive.audioPort : nil,
+                rtcpMux: receive.rtcpMux
+            )
+            let sdp = try loop.sender.withLock { sender in
+                let destination = try sender.addDestination(
+                    id: "sub:\(request.subscriber)",
+                    address: address,
+                    suite: suite
+                )
+                guard let sets = sender.parameterSets else {
+                    throw PublishError("no key frame encoded yet")
+                }
+                return try StreamSDP.playerFile(for: destination, sender: sender, sps: sets.sps, pps: sets.pps)
+            }
+            loop.requestKeyFrame()  // The new viewer decodes from the next frame, not in 2 s.
+            loop.statistics.withLock { $0.subscribers += 1 }
+            try await client.answer(request, sdp: sdp)
+            status("subscriber \(request.subscriber) added: \(address) (\(suite.sdpName))")
+        } catch {
+            removeSubscriber("\(request.subscriber)", reason: "answer failed")
+            try? await client.reject(request, reason: "\(error)")
+        }
+    }
+
+    private func removeSubscriber(_ uid: String, reason: String) {
+        let removed = loop.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
+        if removed {
+            loop.statistics.withLock { $0.subscribers -= 1 }
+            status("subscriber \(uid) left (\(reason)); no longer sent to")
+        }
+    }
+
+    private func setSignaling(_ text: String) { loop.statistics.withLock { $0.signaling = text } }
+}
+
+/// A publish-time failure with a message fit to show as it is.
+public struct PublishError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,170 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import Media
+import Publisher
+import SRTP
+import Transport
+
+/// rtc-publish: streams the screen (the built-in test source by default) as H.264 + Opus over
+/// SRTP into a room, to a local preview and to any static destinations.
+@main
+struct RTCPublish: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rtc-publish",
+        abstract: "Publish a screen share (H.264 + Opus over SRTP) into a room and to a local preview.",
+        discussion: """
+            With no input named, streams the built-in synthetic screen (1280x720, 30 fps) and its test \
+            tone. Writes the preview SDP (<uid>.sdp) before the first packet; play it with
+              ffplay -protocol_whitelist file,udp,rtp -i <uid>.sdp
+            """
+    )
+
+    @Option(help: "Room to publish into (1–64 of A-Z a-z 0-9 _ -).") var room: String
+    @Option(help: "Your uid in the room; '<owner>_sub' marks a screen share of <owner>.") var uid: String
+    @Option(help: "Signaling server HOST:PORT.") var signal = "127.0.0.1:8443"
+    @Flag(help: "Do not join a room; send only to the preview and --to destinations.") var noSignal = false
+    @Option(help: "Join token (rtc-signal --secret).") var token: String?
+    @Option(help: "Video input: 'test' or a .y4m file.") var video = "test"
+    @Option(help: "Audio input: 'test', a .wav file, or 'none'.") var audio = "test"
+    @Flag(help: "Loop file inputs.") var loop = false
+    @Option(help: "Test-source size WIDTHxHEIGHT (files keep theirs; all fit into 1280x720).") var size = "1280x720"
+    @Option(help: "Test-source frame rate.") var fps = 30
+    @Option(help: "Video bitrate, kbit/s.") var videoBitrate = 1800
+    @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
+    @Option(help: "Frames between key frames (default: 2 s).") var keyint: Int?
+    @Option(help: "x264 preset.") var preset = "veryfast"
+    @Option(help: "Encoder threads.") var threads = 1
+    @Option(help: "SRTP suite: AES_CM_128_HMAC_SHA1_80, AES_CM_128_HMAC_SHA1_32, AEAD_AES_128_GCM.")
+    var srtpSuite = SRTPSuite.default.sdpName
+    @Option(help: "Largest UDP payload in bytes (RTP header + payload + SRTP tag).") var mtu = 1200
+    @Flag(help: "No local preview; send only to subscribers and --to destinations.") var noPreview = false
+    @Option(help: "Preview destination HOST:VIDEOPORT (audio on VIDEOPORT + 2).") var preview = "127.0.0.1:5004"
+    @Option(help: "Preview SDP file (default <uid>.sdp).") var sdp: String?
+    @Option(help: "Static destination HOST:PORT (video PORT, audio PORT+2), own keys and SDP; repeatable.")
+    var to: [String] = []
+    @Option(help: "Stop after this many seconds.") var duration: Double?
+    @Option(help: "Seconds between writing the SDP files and the first packet.") var startDelay = 0.0
+    @Option(help: "Write the status as JSON lines to this file.") var statsJson: String?
+    @Flag(help: "Stamp frames like seed 001's bug (+1 s per frame) to show the clock rules repair them.")
+    var bogusTimestamps = false
+    @Flag(help: "Log signaling and lifecycle details.") var verbose = false
+
+    mutating func run() async throws {
+        let options: PublishOptions
+        do {
+            options = try makeOptions()
+        } catch {
+            fail("\(error)")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        var logger = Logger(label: "rtc-publish")
+        logger.logLevel = verbose ? .info : .warning
+        let session: PublishSession
+        do {
+            session = try PublishSession(options: options, logger: logger) { line in emit(line) }
+        } catch {
+            fail("\(error)")
+        }
+        for file in session.sdpFiles {
+            emit("SDP written: \(file)   play: ffplay -protocol_whitelist file,udp,rtp -i \(file)")
+        }
+        let signals = Self.onTermination { session.stop() }
+        defer { signals.forEach { $0.cancel() } }
+        do {
+            let totals = try await session.run()
+            emit(
+                "\nstopped: \(totals.framesOut) frames, \(totals.audioPackets) audio packets, "
+                    + "\(totals.packetsSent) packets sent, \(totals.framesDropped) frames dropped"
+            )
+        } catch {
+            FileHandle.standardError.write(Data("rtc-publish: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    func makeOptions() throws -> PublishOptions {
+        var o = PublishOptions(room: room, uid: uid)
+        o.signal = noSignal ? nil : try Self.hostPort(signal, what: "--signal")
+        o.token = token
+        o.video = try VideoInputKind(argument: video)
+        o.audio = try AudioInputKind(argument: audio)
+        if case .y4m(let path) = o.video, !FileManager.default.fileExists(atPath: path) {
+            throw PublishSession.UsageError("--video \(path): no such file")
+        }
+        if case .wav(let path) = o.audio, !FileManager.default.fileExists(atPath: path) {
+            throw PublishSession.UsageError("--audio \(path): no such file")
+        }
+        o.loop = loop
+        let dims = size.split(separator: "x").compactMap { Int($0) }
+        guard dims.count == 2, dims[0] > 0, dims[1] > 0 else {
+            throw PublishSession.UsageError("--size '\(size)' is not WIDTHxHEIGHT with positive numbers")
+        }
+        (o.width, o.height) = (dims[0], dims[1])
+        o.frameRate = fps
+        o.videoBitrateKbps = videoBitrate
+        o.audioBitrate = audioBitrate
+        o.keyFrameInterval = keyint
+        o.preset = preset
+        o.encoderThreads = threads
+        guard let suite = SRTPSuite(sdpName: srtpSuite) else {
+            throw PublishSession.UsageError(
+                "--srtp-suite '\(srtpSuite)' is not one of \(SRTPSuite.allCases.map(\.sdpName).joined(separator: ", "))"
+            )
+        }
+        o.suite = suite
+        guard (200...9000).contains(mtu) else { throw PublishSession.UsageError("--mtu \(mtu) is outside 200...9000") }
+        o.mtu = mtu
+        o.preview = !noPreview
+        let previewAddress = try UDPAddress(parsing: preview)
+        o.previewHost = previewAddress.host
+        o.previewVideoPort = previewAddress.port
+        o.previewAudioPort = previewAddress.port + 2
+        o.sdpPath = sdp
+        o.staticDestinations = try to.map { try UDPAddress(parsing: $0) }
+        if let duration, !(duration > 0) { throw PublishSession.UsageError("--duration must be positive") }
+        o.duration = duration
+        guard startDelay >= 0, startDelay <= 60 else {
+            throw PublishSession.UsageError("--start-delay is outside 0...60")
+        }
+        o.startDelay = startDelay
+        o.statsJSONPath = statsJson
+        o.bogusTimestamps = bogusTimestamps
+        return o
+    }
+
+    static func hostPort(_ text: String, what: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port), colon > text.startIndex
+        else { throw PublishSession.UsageError("\(what) '\(text)' is not HOST:PORT") }
+        return (String(text[..<colon]), port)
+    }
+
+    /// SIGINT and SIGTERM end the session cleanly (BYE, unpublish, leave) instead of killing it.
+    static func onTermination(_ handler: @escaping @Sendable () -> Void) -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+}
+
+/// Writes a line to stdout unbuffered, so into a pipe too the SDP path and the status lines
+/// appear in order and live.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// One line naming the problem, exit code 2, before anything has started.
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("rtc-publish: \(message)\n".utf8))
+    exit(2)
+}

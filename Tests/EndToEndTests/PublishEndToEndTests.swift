@@ -1,0 +1,207 @@
+import Foundation
+import Media
+import TestSupport
+import Testing
+
+/// The product as users run it: the real rtc-signal, rtc-publish and rtc-subscribe executables,
+/// and a stock ffmpeg reading the SDP files they write. Serialized: each test is a real-time
+/// stream that should have the machine's cores to itself.
+@Suite(.serialized) struct PublishEndToEndTests {
+    static let width = 640
+    static let height = 360
+
+    /// Preview path: 5 s at 30 fps to the local preview, played from `<uid>.sdp`.
+    @Test func previewPlaysAtThirtyFramesPerSecond() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--no-signal", "--size", "\(Self.width)x\(Self.height)",
+                "--preview", "127.0.0.1:\(ports[0])", "--duration", "5", "--start-delay", "2",
+            ],
+            directory: directory
+        )
+        let sdp = directory.path + "/alice_sub.sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "alice_sub.sdp written") {
+            FileManager.default.fileExists(atPath: sdp)
+        }
+        let receiver = try Receiver(
+            sdp: sdp,
+            width: Self.width,
+            height: Self.height,
+            directory: directory,
+            name: "preview"
+        )
+        #expect(publish.waitForExit(deadlineSeconds: 30), "\(publish.output)")
+        #expect(publish.exitStatus == 0, "\(publish.output)")
+        #expect(
+            try receiver.ffmpeg.waitForExit(deadlineSeconds: 20),
+            "ffmpeg did not end on BYE:\n\(receiver.ffmpeg.standardError)"
+        )
+        let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
+        #expect(got.timecodes.readable * 100 >= 150 * 95, "\(got)")
+        #expect(got.timecodes.outOfOrder == 0 && got.timecodes.repeated == 0, "\(got)")
+        #expect(abs((got.framesPerSecond ?? 0) - 30) <= 3, "\(got)")
+        #expect(got.audioSeconds >= 4.5, "\(got)")
+        #expect(publish.output.contains("fps in"), "a status line every second")
+        print("preview: \(got)")
+    }
+
+    /// The seed's bug end to end: frames stamped +1 s each still play at about 30 fps.
+    @Test func bogusCaptureTimestampsStillPlayAtThirtyFramesPerSecond() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "r", "--uid", "seed", "--no-signal", "--size", "\(Self.width)x\(Self.height)",
+                "--preview", "127.0.0.1:\(ports[0])", "--duration", "4", "--start-delay", "2", "--bogus-timestamps",
+                "--stats-json", "stats.jsonl",
+            ],
+            directory: directory
+        )
+        let sdp = directory.path + "/seed.sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "seed.sdp written") { FileManager.default.fileExists(atPath: sdp) }
+        let receiver = try Receiver(
+            sdp: sdp,
+            width: Self.width,
+            height: Self.height,
+            directory: directory,
+            name: "seed"
+        )
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
+        #expect(abs((got.framesPerSecond ?? 0) - 30) <= 3, "\(got)")
+        #expect(got.timecodes.readable * 100 >= 120 * 95, "\(got)")
+        let stats = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
+        #expect(stats.contains("\"timestampsRepaired\""), "\(stats)")
+        print("bogus timestamps: \(got)")
+    }
+
+    /// Room path: two viewers with their own keys; when one leaves, the other keeps receiving.
+    @Test func twoViewersInARoomEachWithTheirOwnKeys() throws {
+        let directory = try TemporaryDirectory()
+        let port = try freeTCPPort()
+        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
+                "--size", "\(Self.width)x\(Self.height)", "--duration", "11",
+            ],
+            directory: directory
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
+        var viewers: [String: BackgroundProcess] = [:]
+        for (uid, seconds) in [("bob", "8"), ("carol", "3")] {
+            viewers[uid] = try BackgroundProcess(
+                try builtProgram("rtc-subscribe"),
+                [
+                    "--room", "123456", "--uid", uid, "--from", "alice_sub", "--signal", "127.0.0.1:\(port)",
+                    "--duration", seconds, "--play", Receiver.playCommand(base: directory.path + "/" + uid),
+                ],
+                directory: directory,
+                name: uid
+            )
+        }
+        for (uid, viewer) in viewers {
+            #expect(viewer.waitForExit(deadlineSeconds: 30), "\(uid): \(viewer.output)")
+            #expect(viewer.exitStatus == 0, "\(uid): \(viewer.output)")
+        }
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        let bob = try Received(base: directory.path + "/bob", width: Self.width, height: Self.height)
+        let carol = try Received(base: directory.path + "/carol", width: Self.width, height: Self.height)
+        // Both decoded; bob kept receiving for seconds after carol left.
+        #expect(carol.timecodes.readable >= 45, "carol: \(carol)")
+        #expect(bob.timecodes.readable >= 180, "bob: \(bob)")
+        #expect(bob.timecodes.outOfOrder == 0 && carol.timecodes.outOfOrder == 0)
+        #expect((bob.timecodes.lastFrame ?? 0) >= (carol.timecodes.lastFrame ?? 0) + 90, "bob: \(bob) carol: \(carol)")
+        #expect(publish.output.contains("subscriber carol left"), "\(publish.output)")
+        // Their keys differ.
+        let keys = try ["bob", "carol"].map { uid in
+            try String(contentsOfFile: directory.path + "/\(uid).sdp", encoding: .utf8)
+                .split(separator: "\r\n").filter { $0.hasPrefix("a=crypto:") }
+        }
+        #expect(keys[0].count == 2 && keys[1].count == 2 && Set(keys[0]).isDisjoint(with: keys[1]))
+        print("room: bob \(bob) | carol \(carol)")
+    }
+
+    /// The room server restarts mid-stream: the publisher is back in the room within seconds and
+    /// the preview never stopped.
+    @Test func signalingRestartDoesNotStopThePreview() throws {
+        let directory = try TemporaryDirectory()
+        let port = try freeTCPPort()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        var signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)",
+                "--preview", "127.0.0.1:\(ports[0])", "--size", "\(Self.width)x\(Self.height)",
+                "--duration", "10", "--start-delay", "2",
+            ],
+            directory: directory
+        )
+        let sdp = directory.path + "/alice_sub.sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "SDP written") { FileManager.default.fileExists(atPath: sdp) }
+        let receiver = try Receiver(
+            sdp: sdp,
+            width: Self.width,
+            height: Self.height,
+            directory: directory,
+            name: "restart"
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "joined") { publish.output.contains("signaling in room") }
+        sleep(2)
+        signal.kill()
+        _ = signal.waitForExit(deadlineSeconds: 5)
+        sleep(1)
+        signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+        try signal.waitUntil(deadlineSeconds: 15, "the publisher re-joined") {
+            signal.output.contains("uid=alice_sub") && signal.output.contains("publish")
+        }
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
+        #expect(got.timecodes.readable * 100 >= 300 * 95, "\(got)")
+        #expect(got.timecodes.missing <= 300 / 20 && got.timecodes.outOfOrder == 0, "the preview never stopped: \(got)")
+        print("restart: \(got)")
+    }
+
+    @Test(arguments: [
+        ("rtc-publish", ["--room", "bad room!", "--uid", "a"], "room \"bad room!\" must be"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--size", "0x0"], "--size '0x0'"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--video", "missing.y4m"], "--video missing.y4m: no such file"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--signal", "nowhere"], "--signal 'nowhere' is not HOST:PORT"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--srtp-suite", "NULL"], "--srtp-suite 'NULL' is not one of"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--to", "example.org:5004"], "'example.org' is not a numeric"),
+        ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "bad uid"], "uid \"bad uid\" must be"),
+        ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "a", "--port", "5001"], "must be even"),
+    ])
+    func badArgumentsExitTwoWithOneLine(program: String, arguments: [String], message: String) throws {
+        let directory = try TemporaryDirectory()
+        let run = try BackgroundProcess(try builtProgram(program), arguments, directory: directory)
+        #expect(run.waitForExit(deadlineSeconds: 20))
+        #expect(run.exitStatus == 2, "\(run.output)")
+        #expect(run.output.contains(message), "\(run.output)")
+        #expect(run.output.split(separator: "\n").count == 1, "one line: \(run.output)")
+    }
+
+    @Test func subscribePortInUseIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(1)
+        let holder = try LoopbackUDPSocket()
+        #expect(holder.bind(port: ports[0] + 2))
+        let run = try BackgroundProcess(
+            try builtProgram("rtc-subscribe"),
+            ["--room", "r", "--uid", "b", "--from", "a", "--port", "\(ports[0])"],
+            directory: directory
+        )
+        #expect(run.waitForExit(deadlineSeconds: 20) && run.exitStatus == 2, "\(run.output)")
+        #expect(run.output.contains("port \(ports[0] + 2) on 127.0.0.1 is in use"), "\(run.output)")
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Glibc
+
+/// A program SwiftPM built next to the running test bundle (rtc-signal, rtc-publish, …).
+public func builtProgram(_ name: String) throws -> String {
+    let testBinary = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    let candidate = testBinary.deletingLastPathComponent().appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: candidate) else {
+        throw InteropFailure("\(name) not found at \(candidate); run `swift build` first")
+    }
+    return candidate
+}
+
+/// One of our executables running in the background, its output captured to files so no pipe
+/// can fill up and stall it; stopped (SIGINT, then SIGKILL) when released.
+public final class BackgroundProcess {
+    private let process = Process()
+    public let outputPath: String
+    public let name: String
+
+    public init(
+        _ executable: String,
+        _ arguments: [String],
+        directory: TemporaryDirectory,
+        name: String? = nil
+    )
+        throws
+    {
+        self.name = name ?? URL(fileURLWithPath: executable).lastPathComponent
+        outputPath = directory.path + "/\(self.name)-\(UUID().uuidString.prefix(6)).log"
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil) else {
+            throw InteropFailure("cannot create \(outputPath)")
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning {
+            process.interrupt()
+            usleep(200_000)
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// Everything it printed so far (stdout and stderr interleaved).
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    public var isRunning: Bool { process.isRunning }
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+
+    /// SIGINT: what a user's Ctrl-C sends.
+    public func interrupt() { process.interrupt() }
+    /// SIGKILL: a crash, as far as everyone else can tell.
+    public func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
+
+    /// Waits for the process to end by itself; false (and it is killed) past the deadline.
+    @discardableResult
+    public func waitForExit(deadlineSeconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(deadlineSeconds)
+        while process.isRunning {
+            guard Date() < deadline else {
+                kill()
+                process.waitUntilExit()
+                return false
+            }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    /// Polls until `condition` holds (a bounded wait, not a timing assertion).
+    public func waitUntil(deadlineSeconds: Double, _ what: String, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(deadlineSeconds)
+        while !condition() {
+            guard Date() < deadline else { throw InteropFailure("\(name): \(what) did not happen:\n\(output)") }
+            usleep(20_000)
+        }
+    }
+}
+
+/// A TCP port free on 127.0.0.1 right now (bound, read back, released).
+public func freeTCPPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw InteropFailure("socket failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw InteropFailure("cannot bind a TCP port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
