@@ -1,31 +1,61 @@
 #!/usr/bin/env bash
-# make demo: encode the built-in synthetic screen (video + audio) with our encoders, decode the
-# result with a stock ffmpeg, and show what came back: frame count, frame rate, timecodes,
-# audio duration, and one decoded picture saved as a PNG.
+# make demo: the whole product on one machine. Starts rtc-signal on 8443, publishes the built-in
+# synthetic screen into room 123456 as alice_sub, subscribes a viewer through the room, and lets
+# a stock ffmpeg play the viewer's SDP: prints what it received and saves a decoded picture.
+# Stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out/demo}
-SECONDS_TO_ENCODE=${DEMO_SECONDS:-5}
-mkdir -p "$OUT"
 BIN=.build/release
+OUT=${OUT:-out/demo}
+PORT=${DEMO_SIGNAL_PORT:-8443}
+SECONDS_TO_RUN=${DEMO_SECONDS:-10}
+rm -rf "$OUT" && mkdir -p "$OUT"
+OUT_ABS=$(cd "$OUT" && pwd)
 
-echo "== Encoding ${SECONDS_TO_ENCODE}s of the synthetic screen source (1280x720 @ 30 fps, 48 kHz stereo)"
-"$BIN/rtc-encode" --seconds "$SECONDS_TO_ENCODE" --out "$OUT"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then
+  echo "demo: something already listens on 127.0.0.1:$PORT; stop it or run with DEMO_SIGNAL_PORT=<free port>" >&2
+  exit 1
+fi
+
+echo "== rtc-signal --port $PORT"
+"$BIN/rtc-signal" --port "$PORT" > "$OUT/rtc-signal.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do grep -q listening "$OUT/rtc-signal.log" && break; sleep 0.1; done
+
+echo "== rtc-publish --room 123456 --uid alice_sub   (synthetic screen 1280x720 @ 30 fps + test tone)"
+(cd "$OUT" && exec "../../$BIN/rtc-publish" --room 123456 --uid alice_sub --signal "127.0.0.1:$PORT" \
+  --duration $((SECONDS_TO_RUN + 3))) > "$OUT/rtc-publish.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q "signaling in room" "$OUT/rtc-publish.log" && break; sleep 0.1; done
+head -1 "$OUT/rtc-publish.log"
+
+echo "== rtc-subscribe --room 123456 --uid viewer --from alice_sub   (ffmpeg plays the SDP it receives)"
+# The player keeps: the timecode strip rows of every picture (to read frame numbers back), the
+# frame timestamps (to measure the frame rate a receiver sees), the audio, and one picture.
+PLAY="ffmpeg -hide_banner -nostdin -v error -protocol_whitelist file,udp,rtp -i {sdp} \
+ -map 0:v -vsync passthrough -vf crop=1280:16:0:0 -f rawvideo -pix_fmt gray $OUT_ABS/strip.gray \
+ -map 0:v -vsync passthrough -f framecrc $OUT_ABS/frames.crc \
+ -map 0:a -f s16le -ac 2 -ar 48000 $OUT_ABS/audio.pcm \
+ -map 0:v -ss 3 -frames:v 1 -update 1 $OUT_ABS/viewer-frame.png"
+"$BIN/rtc-subscribe" --room 123456 --uid viewer --from alice_sub --signal "127.0.0.1:$PORT" \
+  --sdp "$OUT/viewer.sdp" --duration "$SECONDS_TO_RUN" --play "$PLAY" | sed 's/^/   /'
 
 echo
-echo "== What a stock decoder (ffmpeg $(ffmpeg -version | head -1 | awk '{print $3}')) gets back"
-frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-  -of csv=p=0 "$OUT/video.h264")
-profile=$(ffprobe -v error -select_streams v:0 -show_entries stream=profile,width,height \
-  -of csv=p=0 "$OUT/video.h264")
-echo "video: $frames frames decoded, $profile"
-audio=$(ffprobe -v error -show_entries stream=codec_name,sample_rate,channels:format=duration \
-  -of default=nw=1 "$OUT/audio.opus" | tr '\n' ' ')
-echo "audio: $audio"
-# Frame 45 is 1.5 s in: text, the scrolling panel, the moving window and the cursor are all visible.
-ffmpeg -v error -y -i "$OUT/video.h264" -vf "select=eq(n\,45)" -frames:v 1 "$OUT/frame45.png"
-echo "picture: $OUT/frame45.png (decoded frame 45)"
-# The timecode strip in each decoded picture tells which frame it is and when it was captured.
-ffmpeg -v error -i "$OUT/video.h264" -f rawvideo -pix_fmt gray - | "$BIN/rtc-encode" read-timecodes --size 1280x720
+echo "== What the viewer's ffmpeg received in ${SECONDS_TO_RUN} s"
+awk -F', *' '/^#tb 0:/ { split($0, a, "/"); den = a[2] }
+  !/^#/ && $1 == 0 { n++; if (n == 1) first = $3; last = $3 }
+  END { if (n > 1 && den > 0) printf "video: %d frames, %.2f fps by RTP timestamps\n", n, (n - 1) / ((last - first) / den);
+        else print "video: no frames" }' "$OUT/frames.crc"
+"$BIN/rtc-encode" read-timecodes --size 1280x16 < "$OUT/strip.gray" | sed 's/^/video: /'
+bytes=$(stat -c %s "$OUT/audio.pcm" 2>/dev/null || echo 0)
+awk -v b="$bytes" 'BEGIN { printf "audio: %.2f s of 48 kHz stereo Opus decoded\n", b / 192000 }'
+echo "picture: $OUT/viewer-frame.png (a decoded frame, 3 s in)"
+echo "publisher's last status: $(grep '^fps' "$OUT/rtc-publish.log" | tail -1)"
 echo
-echo "Play it yourself (needs a display): ffplay $OUT/video.h264   ·   ffplay $OUT/audio.opus"
+echo "With a display, watch it live while rtc-publish runs:"
+echo "   ffplay -protocol_whitelist file,udp,rtp -i $OUT/alice_sub.sdp        (the local preview)"
+echo "   rtc-subscribe --room 123456 --uid bob --from alice_sub --play ffplay   (as a viewer in the room)"
