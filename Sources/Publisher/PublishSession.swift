@@ -178,12 +178,12 @@ public final class PublishSession: @unchecked Sendable {
         return final
     }
 
-    /// The status line once a second (live on a terminal), and the JSON record with it.
+    /// The status line once a second (a line each, so logs and pipes keep the history), and the
+    /// JSON record with it.
     private func report() async {
         let started = MonotonicClock.now()
         var last = loop.statistics.withLock { $0 }
         var lastTime = started
-        let terminal = isatty(STDOUT_FILENO) == 1
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
@@ -193,7 +193,7 @@ public final class PublishSession: @unchecked Sendable {
             }
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)
-            print(terminal ? "\u{1B}[2K\r\(line)" : line)
+            print(line)
             if let statsFile {
                 let record = current.jsonLine(since: last, seconds: seconds, time: Double(now - started) / 1e9) + "\n"
                 statsFile.write(Data(record.utf8))

@@ -172,6 +172,39 @@ import Testing
         print("restart: \(got)")
     }
 
+    /// No server at start: media flows anyway and rtc-publish retries; when the server comes up
+    /// it joins and publishes; Ctrl-C then ends with unpublish, leave and exit 0.
+    @Test func unreachableServerThenJoinThenInterrupt() throws {
+        let directory = try TemporaryDirectory()
+        let port = try freeTCPPort()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)",
+                "--preview", "127.0.0.1:\(ports[0])", "--size", "320x180",
+            ],
+            directory: directory
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "said the server is unreachable") {
+            publish.output.contains("signaling server 127.0.0.1:\(port) unreachable")
+        }
+        try publish.waitUntil(deadlineSeconds: 20, "media flowing meanwhile") {
+            publish.output.contains("packets ") && !publish.output.contains("| packets 0 |")
+        }
+        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+        try signal.waitUntil(deadlineSeconds: 30, "the publisher joined and published") {
+            signal.output.contains("kind=screen room=123456 uid=alice_sub")
+        }
+        publish.interrupt()
+        #expect(publish.waitForExit(deadlineSeconds: 20), "\(publish.output)")
+        #expect(publish.exitStatus == 0, "\(publish.output)")
+        try signal.waitUntil(deadlineSeconds: 10, "unpublish and leave") {
+            signal.output.contains("unpublish") && signal.output.contains("reason=left room=123456 uid=alice_sub")
+        }
+        #expect(publish.output.contains("stopped:"), "\(publish.output)")
+    }
+
     @Test(arguments: [
         ("rtc-publish", ["--room", "bad room!", "--uid", "a"], "room \"bad room!\" must be"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--size", "0x0"], "--size '0x0'"),
