@@ -20,8 +20,8 @@ struct MakeToken: ParsableCommand {
     @Option(help: "uid the token admits.")
     var uid: String
 
-    @Option(help: "The server's secret.")
-    var secret: String
+    /// The server's secret: --secret, --secret-file or RTC_SIGNAL_SECRET.
+    @OptionGroup var secret: SecretOption
 
     @Option(help: "Seconds until the token expires (1 to 31536000).")
     var ttl: Int = 3_600
@@ -33,7 +33,9 @@ struct MakeToken: ParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        guard !secret.isEmpty else { throw ValidationError("--secret must not be empty") }
+        guard try secret.resolve() != nil else {
+            throw ValidationError("a secret is needed: --secret, --secret-file or \(SecretOption.environmentVariable)")
+        }
         guard (1...31_536_000).contains(ttl) else {
             throw ValidationError("--ttl \(ttl) is not 1–31536000 seconds")
         }
@@ -43,6 +45,7 @@ struct MakeToken: ParsableCommand {
         let roomID = try RoomID(validating: room)
         let memberID = try MemberID(validating: uid)
         let expiry = Int64(Date().timeIntervalSince1970) + Int64(ttl)
-        print(SignalingToken.make(room: roomID, uid: memberID, expiry: expiry, secret: secret))
+        guard let key = try secret.resolve() else { throw ValidationError("a secret is needed") }
+        print(SignalingToken.make(room: roomID, uid: memberID, expiry: expiry, secret: key))
     }
 }

@@ -21,8 +21,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.")
     var tlsKey: String?
 
-    @Option(help: "Require join tokens made with this secret (see `rtc-signal token`).")
-    var secret: String?
+    /// With a secret, joins need a token made with it (see `rtc-signal token`).
+    @OptionGroup var secret: SecretOption
 
     @Option(name: .customLong("max-rooms"), help: "Most rooms at once.")
     var maxRooms: Int = 1_000
@@ -46,7 +46,7 @@ struct Serve: AsyncParsableCommand {
         case (nil, .some): throw ValidationError("--tls-key needs --tls-cert")
         default: break
         }
-        if let secret, secret.isEmpty { throw ValidationError("--secret must not be empty") }
+        _ = try secret.resolve()
         guard (1...1_000_000).contains(maxRooms) else {
             throw ValidationError("--max-rooms \(maxRooms) is not 1–1000000")
         }
@@ -73,7 +73,7 @@ struct Serve: AsyncParsableCommand {
         var configuration = SignalingServerConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.secret = secret
+        configuration.secret = try secret.resolve()
         configuration.maxRooms = maxRooms
         configuration.maxMembersPerRoom = maxMembers
         configuration.idleTimeout = .milliseconds(Int64((idleTimeout * 1000).rounded()))

@@ -25,6 +25,14 @@ struct ExecutableTests {
                 "rtc-signal: --ttl 0 is not 1–31536000 seconds\n"
             ),
             (
+                ["token", "--room", "r", "--uid", "u"],
+                "rtc-signal: a secret is needed: --secret, --secret-file or RTC_SIGNAL_SECRET\n"
+            ),
+            (
+                ["--secret-file", "/nonexistent/secret"],
+                "rtc-signal: --secret-file /nonexistent/secret: cannot read the file\n"
+            ),
+            (
                 ["--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem", "--port", "0"],
                 "rtc-signal: the TLS certificate file /nonexistent/cert.pem does not exist or is not readable\n"
             ),
@@ -58,6 +66,36 @@ struct ExecutableTests {
         #expect(throws: SignalingError.self) {
             try SignalingToken.verify(token, room: room, uid: uid, secret: "hunter3", now: before)
         }
+    }
+
+    /// A secret in argv shows in `ps`; from a file or the environment it does not, and the token
+    /// is the same.
+    @Test("the secret can come from a file or the environment instead of the command line")
+    func secretFromFileOrEnvironment() async throws {
+        let file = NSTemporaryDirectory() + "rtc-signal-secret-\(UUID().uuidString)"
+        try "hunter2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let arguments = ["token", "--room", "123456", "--uid", "alice_sub", "--ttl", "120"]
+        let fromArgument = try await runProcess(try rtcSignalExecutable(), arguments + ["--secret", "hunter2"])
+        let fromFile = try await runProcess(try rtcSignalExecutable(), arguments + ["--secret-file", file])
+        let fromEnvironment = try await runProcess(
+            "/usr/bin/env",
+            ["RTC_SIGNAL_SECRET=hunter2", try rtcSignalExecutable()] + arguments
+        )
+        #expect(
+            fromFile.status == 0 && fromEnvironment.status == 0,
+            "\(fromFile.standardError)\(fromEnvironment.standardError)"
+        )
+        let token = try #require(fromFile.standardOutput.split(separator: "\n").first)
+        try SignalingToken.verify(
+            String(token),
+            room: try Fixture.room("123456"),
+            uid: try Fixture.uid("alice_sub"),
+            secret: "hunter2",
+            now: Int64(Date().timeIntervalSince1970)
+        )
+        // Same second, same inputs: all three give the same token (unless a second ticked over).
+        #expect(Set([fromArgument.standardOutput, fromFile.standardOutput, fromEnvironment.standardOutput]).count <= 2)
     }
 
     @Test("`rtc-signal --port 0` serves, and on SIGTERM says goodbye to clients and exits 0")
