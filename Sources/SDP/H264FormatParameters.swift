@@ -1,3 +1,5 @@
+import Foundation
+
 /// RFC 6184 §8.1 `a=fmtp` parameters for H.264, derived from the stream's actual parameter sets so
 /// the SDP can never disagree with the bitstream.
 public struct H264FormatParameters: Sendable, Hashable {
@@ -39,7 +41,8 @@ public struct H264FormatParameters: Sendable, Hashable {
             SDPFormatParameter(name: "profile-level-id", value: profileLevelID),
             SDPFormatParameter(
                 name: "sprop-parameter-sets",
-                value: Base64.encode(sequenceParameterSet) + "," + Base64.encode(pictureParameterSet)
+                value: Data(sequenceParameterSet).base64EncodedString() + ","
+                    + Data(pictureParameterSet).base64EncodedString()
             ),
         ]
     }

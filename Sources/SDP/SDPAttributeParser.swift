@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parsers for the values of the typed media attributes.
 enum SDPAttributeParser {
     /// RFC 8866 §6.6 `a=rtpmap:<payload type> <encoding name>/<clock rate>[/<encoding parameters>]`.
@@ -148,7 +150,7 @@ enum SDPAttributeParser {
             )
         }
         let parts = SDPSyntax.split(Substring(text.utf8.dropFirst("inline:".utf8.count)), on: "|")
-        guard parts.count <= 3, let keySalt = Base64.decode(parts[0]), !keySalt.isEmpty else {
+        guard parts.count <= 3, let keySalt = [UInt8](canonicalBase64: parts[0]), !keySalt.isEmpty else {
             throw SDPError.at(line.number, .malformedLine, "a=crypto inline key is not valid base64")
         }
         var key = SDPCryptoKey(keySalt: keySalt)

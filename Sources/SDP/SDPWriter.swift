@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes a `SessionDescription` as RFC 8866 text with CRLF line ends.
 ///
 /// Every field is checked first (`SDPDescriptionValidator`): a value the parser could not read back
@@ -61,7 +63,7 @@ public enum SDPWriter {
 
     private static func keyParameters(_ keys: [SDPCryptoKey]) -> String {
         keys.map { key in
-            var text = "inline:" + Base64.encode(key.keySalt)
+            var text = "inline:" + Data(key.keySalt).base64EncodedString()
             if let lifetime = key.lifetime { text += "|" + lifetime }
             if let mki = key.mki { text += "|" + mki }
             return text

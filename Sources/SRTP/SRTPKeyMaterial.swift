@@ -1,3 +1,5 @@
+import Foundation
+
 /// An SRTP master key and master salt for one suite (RFC 3711 §3.2.1).
 ///
 /// The bytes are secret. Every printing path (`description`, `debugDescription`, string
@@ -79,15 +81,16 @@ public struct SRTPKeyMaterial: Sendable, Equatable {
                     "\(suite.sdpName) inline key must be \(expectedLength) base64 characters, got \(value.utf8.count)"
             )
         }
-        guard let bytes = Base64.decode(value) else {
+        // Canonical base64 only (one key, one spelling): it must encode back to the same text.
+        guard let data = Data(base64Encoded: String(value)), data.base64EncodedString() == value else {
             throw SRTPError(code: .invalidInlineKey, message: "inline key is not valid base64")
         }
-        try self.init(suite: suite, keyAndSalt: bytes)
+        try self.init(suite: suite, keyAndSalt: [UInt8](data))
     }
 
     /// The RFC 4568 key-info: base64 of key || salt (40 characters for the AES-CM suites, also 40
     /// with padding for GCM's 28 bytes). Secret: goes into the SDP and nowhere else.
-    public func inlineBase64() -> String { Base64.encode(keyAndSalt) }
+    public func inlineBase64() -> String { Data(keyAndSalt).base64EncodedString() }
 
     /// Key || salt as lowercase hex, the form GStreamer's `srtp-key=(buffer)` caps field takes.
     /// Secret: for receiver configuration only.
