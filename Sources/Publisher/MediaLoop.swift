@@ -33,6 +33,16 @@ final class MediaLoop: @unchecked Sendable {
     }
 
     func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
+
+    /// The counters with what the sender knows filled in (packets, destinations).
+    func snapshot() -> PublishStatistics {
+        let (packets, destinations) = sender.withLock { ($0.packetsSent, $0.destinations.count) }
+        return statistics.withLock {
+            $0.packetsSent = packets
+            $0.destinations = destinations
+            return $0
+        }
+    }
     func stop() { stopRequested.withLock { $0 = true } }
 
     /// Runs until the duration is reached, the input ends, or `stop()`; then returns the error
@@ -91,15 +101,10 @@ final class MediaLoop: @unchecked Sendable {
                 encoder.requestKeyFrame()
             }
             if let unit = try encoder.encode(frame) {
-                let sent = try sender.withLock { sender in
-                    let before = sender.packetsSent
-                    try sender.send(video: unit)
-                    return sender.packetsSent - before
-                }
+                try sender.withLock { try $0.send(video: unit) }
                 statistics.withLock {
                     $0.framesOut += 1
                     $0.videoBytes += unit.data.count
-                    $0.packetsSent += sent
                     if unit.isKeyFrame { $0.keyFrames += 1 }
                 }
             }
@@ -113,15 +118,10 @@ final class MediaLoop: @unchecked Sendable {
                 try mixer.push(chunk, from: .app)
                 while mixer.mixNext(into: &mixed) {
                     try opus.encode(mixed, into: &packet)
-                    let sent = try sender.withLock { sender in
-                        let before = sender.packetsSent
-                        try sender.send(audio: packet)
-                        return sender.packetsSent - before
-                    }
+                    try sender.withLock { try $0.send(audio: packet) }
                     statistics.withLock {
                         $0.audioPackets += 1
                         $0.audioBytes += packet.data.count
-                        $0.packetsSent += sent
                     }
                 }
             }

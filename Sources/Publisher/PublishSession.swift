@@ -52,12 +52,8 @@ public final class PublishSession: @unchecked Sendable {
                 frameRate: options.frameRate,
                 loop: options.loop
             )
-            let size = VideoConverter.fit(width: video.width, height: video.height)
             encoder = try H264Encoder(
-                .init(
-                    width: size.width,
-                    height: size.height,
-                    frameRate: Int(video.frameRate.rounded()),
+                video.encoderConfiguration(
                     bitrateKbps: options.videoBitrateKbps,
                     keyFrameInterval: options.keyFrameInterval,
                     preset: options.preset,
@@ -172,7 +168,7 @@ public final class PublishSession: @unchecked Sendable {
         }
         presence?.cancel()
         _ = await reporter.value
-        let final = loop.statistics.withLock { $0 }
+        let final = loop.snapshot()
         try? statsFile?.close()
         if let failure { throw failure }
         return final
@@ -182,15 +178,12 @@ public final class PublishSession: @unchecked Sendable {
     /// JSON record with it.
     private func report() async {
         let started = MonotonicClock.now()
-        var last = loop.statistics.withLock { $0 }
+        var last = loop.snapshot()
         var lastTime = started
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
-            let current = loop.statistics.withLock {
-                $0.destinations = loop.sender.withLock { $0.destinations.count }
-                return $0
-            }
+            let current = loop.snapshot()
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)
             print(line)

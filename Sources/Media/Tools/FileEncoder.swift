@@ -62,16 +62,10 @@ public enum FileEncoder {
             frameRate: options.frameRate,
             loop: options.loop
         )
-        let size = VideoConverter.fit(width: video.width, height: video.height)
         let encoder = try H264Encoder(
-            .init(
-                width: size.width,
-                height: size.height,
-                frameRate: Int(video.frameRate.rounded()),
-                bitrateKbps: options.videoBitrateKbps,
-                preset: options.preset
-            )
+            video.encoderConfiguration(bitrateKbps: options.videoBitrateKbps, preset: options.preset)
         )
+        let size = (width: encoder.configuration.width, height: encoder.configuration.height)
         let converter = VideoConverter()
         let out = try SequentialWriter(path: "\(options.outputDirectory)/video.h264")
         var summary = Summary()

@@ -45,6 +45,26 @@ public final class VideoInput {
         }
     }
 
+    /// Encoder settings for this input: its size fitted into 1280x720 / 720x1280 (never
+    /// upscaled, even dimensions) at its own frame rate.
+    public func encoderConfiguration(
+        bitrateKbps: Int,
+        keyFrameInterval: Int? = nil,
+        preset: String = "veryfast",
+        threads: Int = 1
+    ) -> H264Encoder.Configuration {
+        let size = VideoConverter.fit(width: width, height: height)
+        return H264Encoder.Configuration(
+            width: size.width,
+            height: size.height,
+            frameRate: Int(frameRate.rounded()),
+            bitrateKbps: bitrateKbps,
+            keyFrameInterval: keyFrameInterval,
+            preset: preset,
+            threads: threads
+        )
+    }
+
     /// The next frame stamped with `captureTime`, or nil when a file (without loop) has ended.
     public func nextFrame(captureTime: UInt64) throws(MediaError) -> VideoFrame? {
         defer { index += 1 }
