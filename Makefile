@@ -24,16 +24,17 @@ lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_DIRS)
 
 ## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg, real sockets)
-# Three runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
+# Four runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
 # host). The media tests block it (x264 encodes, waiting on ffmpeg), which starves the in-process
-# signaling server's actor for seconds and trips its liveness timers; and the end-to-end suite
-# streams in real time through the real executables, which must not fight the unit tests for the
-# two cores. Each gets a run of its own; nothing is skipped.
+# signaling server's actor for seconds and trips its liveness timers; and the ingest and
+# end-to-end suites stream in real time (a capture simulator, the real executables), which must
+# not fight the unit tests for the two cores. Each gets a run of its own; nothing is skipped.
 test: setup
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint
-	$(SWIFT) test --skip 'SignalingTests|EndToEndTests'
+	$(SWIFT) test --skip 'SignalingTests|IngestTests|EndToEndTests'
 	$(SWIFT) test --filter 'SignalingTests\.'
+	$(SWIFT) test --filter 'IngestTests\.'
 	$(SWIFT) test --filter 'EndToEndTests\.' 
 
 ## demo: encode the built-in test source, decode it with ffmpeg, show what came back

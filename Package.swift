@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "rtc-signal", targets: ["rtc-signal"]),
         .executable(name: "rtc-publish", targets: ["rtc-publish"]),
         .executable(name: "rtc-subscribe", targets: ["rtc-subscribe"]),
+        .library(name: "Ingest", targets: ["Ingest"]),
+        .executable(name: "rtc-capture-sim", targets: ["rtc-capture-sim"]),
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
     ],
     dependencies: [
@@ -80,6 +82,28 @@ let package = Package(
             name: "rtc-subscribe",
             dependencies: [
                 "Viewer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The capture process → host socket protocol (Docs/ingest.md): wire format, parser and
+        // serializer, the host's server, and the reference capture client used by rtc-capture-sim.
+        .target(
+            name: "Ingest",
+            dependencies: [
+                "Media",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // `rtc-capture-sim`: plays the iOS broadcast extension against an ingest server.
+        .executableTarget(
+            name: "rtc-capture-sim",
+            dependencies: [
+                "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -159,6 +183,15 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(
+            name: "IngestTests",
+            dependencies: [
+                "Ingest", "rtc-capture-sim", "Media", "RTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "PublisherTests",
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, the H.264
-// depacketizer, SDP, and SRTP unprotect. `make fuzz` (scripts/fuzz.sh) builds and runs them.
+// depacketizer, SDP, SRTP unprotect, and the capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
 
@@ -16,6 +16,7 @@ let package = Package(
         .executableTarget(name: "FuzzH264Depacketizer", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzSDP", dependencies: [.product(name: "SDP", package: root)]),
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
+        .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
     ],
     swiftLanguageModes: [.v6]
 )
