@@ -64,7 +64,7 @@ struct ByteReader {
         return [UInt8](UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
     }
 
-    mutating func skip(_ count: Int, _ field: String) throws(RTPError) {
+    mutating func advance(_ count: Int, _ field: String) throws(RTPError) {
         try need(count, for: field)
         offset += count
     }

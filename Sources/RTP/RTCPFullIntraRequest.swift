@@ -42,7 +42,7 @@ public struct RTCPFullIntraRequest: Sendable, Hashable {
         while reader.remaining > 0 {
             let ssrc = try reader.readUInt32("FIR entry SSRC")
             let sequenceNumber = try reader.readUInt8("FIR sequence number")
-            try reader.skip(3, "FIR reserved bytes")
+            try reader.advance(3, "FIR reserved bytes")
             request.entries.append(Entry(ssrc: ssrc, sequenceNumber: sequenceNumber))
         }
         return request

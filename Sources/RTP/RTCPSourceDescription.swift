@@ -87,7 +87,7 @@ public struct RTCPSourceDescription: Sendable, Hashable {
             }
             // The null item type was read; skip the null bytes up to the chunk's next word.
             let consumed = reader.offset - chunkStart
-            try reader.skip((4 - consumed % 4) % 4, "null padding of chunk \(chunkIndex)")
+            try reader.advance((4 - consumed % 4) % 4, "null padding of chunk \(chunkIndex)")
             chunks.append(chunk)
         }
         return RTCPSourceDescription(chunks: chunks)
