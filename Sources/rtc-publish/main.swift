@@ -44,6 +44,8 @@ struct RTCPublish: AsyncParsableCommand {
     @Option(help: "Preview SDP file (default <uid>.sdp).") var sdp: String?
     @Option(help: "Static destination HOST:PORT (video PORT, audio PORT+2), own keys and SDP; repeatable.")
     var to: [String] = []
+    @Option(help: "A file of static destinations, one HOST:PORT per line (blank lines and # comments ignored).")
+    var toFile: String?
     @Option(help: "Stop after this many seconds.") var duration: Double?
     @Option(help: "Seconds between writing the SDP files and the first packet.") var startDelay = 0.0
     @Option(help: "Write the status as JSON lines to this file.") var statsJson: String?
@@ -127,6 +129,7 @@ struct RTCPublish: AsyncParsableCommand {
         o.previewAudioPort = previewAddress.port + 2
         o.sdpPath = sdp
         o.staticDestinations = try to.map { try UDPAddress(parsing: $0) }
+        if let toFile { o.staticDestinations += try Self.destinations(inFile: toFile) }
         if let duration, !(duration > 0) { throw PublishSession.UsageError("--duration must be positive") }
         o.duration = duration
         guard startDelay >= 0, startDelay <= 60 else {
@@ -136,6 +139,33 @@ struct RTCPublish: AsyncParsableCommand {
         o.statsJSONPath = statsJson
         o.bogusTimestamps = bogusTimestamps
         return o
+    }
+
+    /// Reads `--to-file`: one HOST:PORT per line; an error names the file and line.
+    static func destinations(inFile path: String) throws -> [UDPAddress] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PublishSession.UsageError("--to-file \(path): cannot read the file")
+        }
+        guard data.count <= 64 * 1024 else { throw PublishSession.UsageError("--to-file \(path): larger than 64 KiB") }
+        var result: [UDPAddress] = []
+        for (number, raw) in String(decoding: data, as: UTF8.self).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        )
+        .enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { continue }
+            do {
+                result.append(try UDPAddress(parsing: text))
+            } catch {
+                throw PublishSession.UsageError("--to-file \(path) line \(number + 1): \(error.message)")
+            }
+        }
+        guard result.count <= 64 else {
+            throw PublishSession.UsageError("--to-file \(path): more than 64 destinations")
+        }
+        return result
     }
 
     static func hostPort(_ text: String, what: String) throws -> (host: String, port: Int) {

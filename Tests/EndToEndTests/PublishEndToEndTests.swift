@@ -212,6 +212,10 @@ import Testing
         ("rtc-publish", ["--room", "r", "--uid", "a", "--signal", "nowhere"], "--signal 'nowhere' is not HOST:PORT"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--srtp-suite", "NULL"], "--srtp-suite 'NULL' is not one of"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--to", "example.org:5004"], "'example.org' is not a numeric"),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--to-file", "/nonexistent/list"],
+            "--to-file /nonexistent/list: cannot read"
+        ),
         ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "bad uid"], "uid \"bad uid\" must be"),
         ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "a", "--port", "5001"], "must be even"),
     ])
@@ -222,6 +226,39 @@ import Testing
         #expect(run.exitStatus == 2, "\(run.output)")
         #expect(run.output.contains(message), "\(run.output)")
         #expect(run.output.split(separator: "\n").count == 1, "one line: \(run.output)")
+    }
+
+    /// `--to-file`: one destination per line, comments allowed; a bad line is named.
+    @Test func destinationsFromAFile() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(4)
+        let list = "# viewers\n127.0.0.1:\(ports[0])\n\n127.0.0.1:\(ports[2])  # second\n"
+        try list.write(toFile: directory.path + "/to.txt", atomically: true, encoding: .utf8)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "r", "--uid", "a", "--no-signal", "--no-preview", "--to-file", "to.txt", "--duration", "1",
+                "--size", "320x180",
+            ],
+            directory: directory
+        )
+        #expect(publish.waitForExit(deadlineSeconds: 20) && publish.exitStatus == 0, "\(publish.output)")
+        for port in [ports[0], ports[2]] {
+            let sdp = try String(contentsOfFile: directory.path + "/a-127.0.0.1-\(port).sdp", encoding: .utf8)
+            #expect(sdp.contains("m=video \(port) RTP/SAVP 96"))
+        }
+        try "127.0.0.1:5004\nnot-an-address\n".write(
+            toFile: directory.path + "/bad.txt",
+            atomically: true,
+            encoding: .utf8
+        )
+        let bad = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            ["--room", "r", "--uid", "a", "--no-signal", "--to-file", "bad.txt"],
+            directory: directory
+        )
+        #expect(bad.waitForExit(deadlineSeconds: 20) && bad.exitStatus == 2, "\(bad.output)")
+        #expect(bad.output.contains("--to-file bad.txt line 2: 'not-an-address' is not HOST:PORT"), "\(bad.output)")
     }
 
     @Test func subscribePortInUseIsRefused() throws {
