@@ -119,43 +119,70 @@ public final class SRTPSession {
     /// and returns the SRTP length, `length + rtpTrailerLength`. The buffer must hold at least that
     /// many bytes; it is checked and never overrun.
     public func protect(buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Int {
-        try require(.outbound, for: "protect")
-        try checkRoom(buffer, length: length, minimum: Self.minimumRTPLength, trailer: rtpTrailerLength, kind: "RTP")
-        var octets = Int32(length)
-        let status = srtp_protect(handle, buffer.baseAddress, &octets)
-        guard status == srtp_err_status_ok else { throw SRTPError(status: status, operation: "SRTP protect") }
-        return Int(octets)
+        try transform(
+            buffer,
+            length,
+            .outbound,
+            "SRTP protect",
+            Self.minimumRTPLength,
+            rtpTrailerLength,
+            "RTP",
+            srtp_protect
+        )
     }
 
     /// Encrypts and authenticates an RTCP compound packet in place (RFC 3711 §3.4) and returns the
     /// SRTCP length, `length + rtcpTrailerLength`.
     public func protectRTCP(buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Int {
-        try require(.outbound, for: "protectRTCP")
-        try checkRoom(buffer, length: length, minimum: Self.minimumRTCPLength, trailer: rtcpTrailerLength, kind: "RTCP")
-        var octets = Int32(length)
-        let status = srtp_protect_rtcp(handle, buffer.baseAddress, &octets)
-        guard status == srtp_err_status_ok else { throw SRTPError(status: status, operation: "SRTCP protect") }
-        return Int(octets)
+        try transform(
+            buffer,
+            length,
+            .outbound,
+            "SRTCP protect",
+            Self.minimumRTCPLength,
+            rtcpTrailerLength,
+            "RTCP",
+            srtp_protect_rtcp
+        )
     }
 
     /// Verifies and decrypts the SRTP packet in `buffer[0..<length]` in place and returns the RTP
     /// length. Throws `authenticationFailed`, `replayed` or `replayTooOld` for packets to drop.
     public func unprotect(buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Int {
-        try require(.inbound, for: "unprotect")
-        try checkRoom(buffer, length: length, minimum: Self.minimumRTPLength, trailer: 0, kind: "SRTP")
-        var octets = Int32(length)
-        let status = srtp_unprotect(handle, buffer.baseAddress, &octets)
-        guard status == srtp_err_status_ok else { throw SRTPError(status: status, operation: "SRTP unprotect") }
-        return Int(octets)
+        try transform(buffer, length, .inbound, "SRTP unprotect", Self.minimumRTPLength, 0, "SRTP", srtp_unprotect)
     }
 
     /// Verifies and decrypts an SRTCP packet in place and returns the RTCP length.
     public func unprotectRTCP(buffer: UnsafeMutableRawBufferPointer, length: Int) throws -> Int {
-        try require(.inbound, for: "unprotectRTCP")
-        try checkRoom(buffer, length: length, minimum: Self.minimumRTCPLength, trailer: 0, kind: "SRTCP")
+        try transform(
+            buffer,
+            length,
+            .inbound,
+            "SRTCP unprotect",
+            Self.minimumRTCPLength,
+            0,
+            "SRTCP",
+            srtp_unprotect_rtcp
+        )
+    }
+
+    /// The one path all four take: right direction, room checked before libsrtp touches the
+    /// buffer, then the in-place call, its status surfaced by name.
+    private func transform(
+        _ buffer: UnsafeMutableRawBufferPointer,
+        _ length: Int,
+        _ expected: Direction,
+        _ operation: String,
+        _ minimum: Int,
+        _ trailer: Int,
+        _ kind: String,
+        _ call: (srtp_t?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> srtp_err_status_t
+    ) throws -> Int {
+        try require(expected, for: operation)
+        try checkRoom(buffer, length: length, minimum: minimum, trailer: trailer, kind: kind)
         var octets = Int32(length)
-        let status = srtp_unprotect_rtcp(handle, buffer.baseAddress, &octets)
-        guard status == srtp_err_status_ok else { throw SRTPError(status: status, operation: "SRTCP unprotect") }
+        let status = call(handle, buffer.baseAddress, &octets)
+        guard status == srtp_err_status_ok else { throw SRTPError(status: status, operation: operation) }
         return Int(octets)
     }
 

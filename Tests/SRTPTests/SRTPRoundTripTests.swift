@@ -110,8 +110,10 @@ struct SRTPRoundTripTests {
         #expect(negative?.code == .packetTooShort)
         let wrongWay = #expect(throws: SRTPError.self) { try receiver.protect(Packets.rtp(sequence: 1)) }
         #expect(wrongWay?.code == .wrongDirection)
+        #expect(wrongWay?.message == "SRTP protect needs an outbound session, this one is inbound")
         let wrongWayBack = #expect(throws: SRTPError.self) { try sender.unprotectRTCP(Packets.receiverReport()) }
         #expect(wrongWayBack?.code == .wrongDirection)
+        #expect(wrongWayBack?.message == "SRTCP unprotect needs an inbound session, this one is outbound")
     }
 
     @Test("one outbound session protects audio and video SSRCs under one key")
