@@ -38,7 +38,11 @@ let package = Package(
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
 
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
-        .target(name: "Media", dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"]),
+        .target(
+            name: "Media",
+            dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"],
+            swiftSettings: pixelLoopsOptimized
+        ),
 
         // RTP/RTCP packets, H.264 and Opus payloaders, clocks (RFC 3550, 6184, 7587, 4585, 5104).
         // Pure bytes and numbers: depends on nothing.
@@ -55,7 +59,7 @@ let package = Package(
         .target(
             name: "Publisher",
             dependencies: [
-                "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol",
+                "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -64,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport",
+                "Publisher", "Media", "SRTP", "Transport", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -96,7 +100,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: pixelLoopsOptimized
         ),
 
         // `rtc-capture-sim`: plays the iOS broadcast extension against an ingest server.
@@ -194,7 +199,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PublisherTests",
-            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
+            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "Ingest", "TestSupport"]
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
@@ -205,3 +210,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// Media and Ingest touch every pixel in Swift loops (the synthetic screen, the full-range
+/// mapping, the capture simulator's NV12 writer). Unoptimised, those loops run 20–50 times
+/// slower, and the debug binaries the tests run could no longer keep 30 fps at a phone's
+/// 886x1920: the tests would then measure the build mode, not the product. So these two
+/// modules are optimised in debug builds too (release builds are anyway).
+var pixelLoopsOptimized: [SwiftSetting] { [.unsafeFlags(["-O"], .when(configuration: .debug))] }

@@ -2,48 +2,35 @@ import Foundation
 import Media
 import RTP
 
-/// The paced media path on its own thread: read a frame when it is due, encode it once, hand it
-/// to the `MediaSender` (which fans it out), and keep audio flowing up to the same instant.
+/// The media thread for file and synthetic inputs: read a frame when it is due, encode it once,
+/// hand it to the sender (which fans it out), and keep audio flowing up to the same instant.
 ///
 /// A dedicated thread, not a task: encoding blocks for milliseconds and pacing sleeps, and the
-/// signaling client's async work must never wait behind either. The async side talks to it
-/// only through `Locked` state: the sender (to add and remove destinations), a key-frame
-/// request flag, the stop flag, and the statistics.
-final class MediaLoop: @unchecked Sendable {
-    let sender: Locked<MediaSender>
-    let statistics = Locked(PublishStatistics())
-    private let keyFrameRequested = Locked(false)
-    private let stopRequested = Locked(false)
+/// signaling client's async work must never wait behind either. The async side reaches it only
+/// through `MediaControl`.
+///
+/// Unpaced (`--unpaced`, for benchmarks), frames are read and encoded back to back and stamped
+/// with their nominal times, so the stream on the wire is the same one at a higher speed.
+final class MediaLoop: MediaThread, @unchecked Sendable {
+    let control: MediaControl
     private let video: VideoInput
-    private let audio: AudioInputKind
-    private let encoder: H264Encoder
-    private let converter = VideoConverter()
+    private let videoPath: VideoPath
     private let options: PublishOptions
     private let start: UInt64
     private var sanitizer = CaptureTimestampSanitizer()
 
     /// Opens nothing that can fail later: inputs and encoders are created by the caller first.
-    init(sender: MediaSender, video: VideoInput, encoder: H264Encoder, options: PublishOptions, start: UInt64) {
-        self.sender = Locked(sender)
+    init(control: MediaControl, video: VideoInput, encoder: H264Encoder, options: PublishOptions, start: UInt64) {
+        self.control = control
         self.video = video
-        self.audio = options.audio
-        self.encoder = encoder
+        self.videoPath = VideoPath(encoder: encoder, control: control)
         self.options = options
         self.start = start
     }
 
-    func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
-
-    /// The counters with what the sender knows filled in (packets, destinations).
-    func snapshot() -> PublishStatistics {
-        let (packets, destinations) = sender.withLock { ($0.packetsSent, $0.destinations.count) }
-        return statistics.withLock {
-            $0.packetsSent = packets
-            $0.destinations = destinations
-            return $0
-        }
+    var latency: (frame: LatencySummary?, encode: LatencySummary?) {
+        (videoPath.latency.summary, videoPath.encodeTime.summary)
     }
-    func stop() { stopRequested.withLock { $0 = true } }
 
     /// Runs until the duration is reached, the input ends, or `stop()`; then returns the error
     /// that ended it, if any.
@@ -61,53 +48,32 @@ final class MediaLoop: @unchecked Sendable {
         let period = 1e9 / fps
         let frames = options.duration.map { Int(($0 * fps).rounded()) }
         let audioSource = try makeAudio()
-        let mixer = try AudioMixer()
-        let opus = try OpusEncoder(
-            configuration: {
-                var c = OpusEncoder.Configuration()
-                c.bitrate = options.audioBitrate
-                return c
-            }()
-        )
-        var mixed = MixedFrame()
-        var packet = OpusPacket()
+        let audioPath = try AudioPath(bitrate: options.audioBitrate, control: control)
         var audioSample = 0
         var audioElapsed: UInt64 = 0
         var index = 0
-        while frames.map({ index < $0 }) ?? true, !stopRequested.withLock({ $0 }) {
+        while frames.map({ index < $0 }) ?? true, !control.isStopped {
             let due = start + UInt64(Double(index) * period)
-            Self.sleep(until: due)
-            let now = MonotonicClock.now()
-            // Behind by more than a frame (an encoder slower than the source): skip this frame
-            // rather than send a burst late. Capture time keeps real time either way.
-            if now > due + UInt64(period), index > 0 {
-                statistics.withLock { $0.framesDropped += 1 }
-                index += 1
-                continue
-            }
-            let capture = sanitizedCaptureTime(index: index, arrival: now)
-            guard var frame = try video.nextFrame(captureTime: capture) else { break }
-            statistics.withLock { $0.framesIn += 1 }
-            if frame.width != encoder.configuration.width || frame.height != encoder.configuration.height {
-                frame = try converter.convert(
-                    RawVideoFrame(frame),
-                    width: encoder.configuration.width,
-                    height: encoder.configuration.height
-                )
-            }
-            if keyFrameRequested.withLock({
-                let r = $0; $0 = false; return r
-            }) {
-                encoder.requestKeyFrame()
-            }
-            if let unit = try encoder.encode(frame) {
-                try sender.withLock { try $0.send(video: unit) }
-                statistics.withLock {
-                    $0.framesOut += 1
-                    $0.videoBytes += unit.data.count
-                    if unit.isKeyFrame { $0.keyFrames += 1 }
+            let capture: UInt64
+            let receivedAt: UInt64
+            if options.unpaced {
+                receivedAt = MonotonicClock.now()
+                capture = due
+            } else {
+                Self.sleep(until: due)
+                let now = MonotonicClock.now()
+                // Behind by more than a frame (an encoder slower than the source): skip this
+                // frame rather than send a burst late. Capture time keeps real time either way.
+                if now > due + UInt64(period), index > 0 {
+                    control.statistics.withLock { $0.framesDropped += 1 }
+                    index += 1
+                    continue
                 }
+                receivedAt = now
+                capture = sanitizedCaptureTime(index: index, arrival: now)
             }
+            guard let frame = try video.nextFrame(captureTime: capture) else { break }
+            try videoPath.send(frame, receivedAt: receivedAt)
             // Audio up to the end of this frame's period, in 20 ms packets on the same timeline
             // (counted in time: a WAV input has its own rate until the mixer resamples it).
             let audioDue = UInt64(Double(index + 1) * period)
@@ -115,15 +81,7 @@ final class MediaLoop: @unchecked Sendable {
                 guard let chunk = try source(audioSample) else { break }
                 audioSample += chunk.frameCount
                 audioElapsed += chunk.duration
-                try mixer.push(chunk, from: .app)
-                while mixer.mixNext(into: &mixed) {
-                    try opus.encode(mixed, into: &packet)
-                    try sender.withLock { try $0.send(audio: packet) }
-                    statistics.withLock {
-                        $0.audioPackets += 1
-                        $0.audioBytes += packet.data.count
-                    }
-                }
+                try audioPath.push(chunk, from: .app)
             }
             index += 1
         }
@@ -136,18 +94,40 @@ final class MediaLoop: @unchecked Sendable {
             options.bogusTimestamps
             ? sanitizer.sanitize(value: Int64(index) * 1000, timescale: 1000, arrival: arrival)
             : sanitizer.sanitize(value: Int64(arrival), timescale: 1_000_000_000, arrival: arrival)
-        if !output.usedInput, index >= 8 { statistics.withLock { $0.timestampsRepaired += 1 } }
+        if !output.usedInput, index >= 8 { control.statistics.withLock { $0.timestampsRepaired += 1 } }
         return output.captureTime
     }
 
     /// A function giving 20 ms of audio starting at a sample index, or nil for no audio.
     private func makeAudio() throws -> ((Int) throws -> AudioChunk?)? {
-        switch audio {
+        try TimedAudioSource.make(options.audio, start: start, loop: options.loop)
+    }
+
+    static func sleep(until deadline: UInt64) {
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+}
+
+/// The two kinds of media thread (`MediaLoop` for files and the test source, `IngestLoop` for
+/// a capture process) as the session drives them.
+protocol MediaThread: AnyObject, Sendable {
+    var control: MediaControl { get }
+    /// Runs on its own thread until done; the error that ended it, if any.
+    func run() -> Error?
+    /// Frame in → last packet out, and the encoder call alone; read after `run()` returned.
+    var latency: (frame: LatencySummary?, encode: LatencySummary?) { get }
+}
+
+/// Audio that is not captured live but read when due: the test tone or a WAV file, 20 ms at a
+/// time from a sample index.
+enum TimedAudioSource {
+    static func make(_ kind: AudioInputKind, start: UInt64, loop: Bool) throws -> ((Int) throws -> AudioChunk?)? {
+        switch kind {
         case .none:
             return nil
         case .synthetic:
             let tone = try SyntheticScreenSource(width: 160, height: 96)
-            let start = self.start
             return { sample in
                 tone.audioChunk(
                     startSample: sample,
@@ -156,13 +136,8 @@ final class MediaLoop: @unchecked Sendable {
                 )
             }
         case .wav(let path):
-            let reader = try WAVReader(path: path, framesPerChunk: 960, startTime: start, loop: options.loop)
+            let reader = try WAVReader(path: path, framesPerChunk: 960, startTime: start, loop: loop)
             return { _ in try reader.nextChunk() }
         }
-    }
-
-    private static func sleep(until deadline: UInt64) {
-        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 }

@@ -1,3 +1,4 @@
+import Ingest
 import Media
 import SRTP
 import Transport
@@ -11,6 +12,11 @@ public struct PublishOptions: Sendable {
     public var token: String?
     public var video: VideoInputKind = .synthetic
     public var audio: AudioInputKind = .synthetic
+    /// `--ingest`: listen here for a capture process, whose frames are the video.
+    public var ingest: IngestAddress?
+    /// With `ingest`: the capture's app and microphone audio is the audio (unless `--audio`
+    /// named another input, which `audio` then holds).
+    public var audioFromCapture = false
     public var loop = false
     public var width = 1280
     public var height = 720
@@ -39,11 +45,17 @@ public struct PublishOptions: Sendable {
     /// Stamps frames the way seed 001 did (`frameTime += 1000` on a 1000 timescale) to prove the
     /// clock rules repair them.
     public var bogusTimestamps = false
+    /// Read and encode file or test frames as fast as possible, stamped with their nominal
+    /// times (benchmarks): no pacing, no dropped frames.
+    public var unpaced = false
 
     public init(room: String, uid: String) {
         self.room = room
         self.uid = uid
     }
+
+    /// Whether the stream has an audio track.
+    public var hasAudio: Bool { audioFromCapture || audio != .none }
 
     /// Where the preview SDP goes.
     public var previewSDPPath: String { sdpPath ?? "\(uid).sdp" }

@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import Logging
 import Media
 import SignalingClient
@@ -9,6 +10,10 @@ import Transport
 /// exit code 2, nothing started), then the SDP files are written, then media flows while the
 /// room presence runs beside it, a status line appears every second, and a stop (duration,
 /// end of input, SIGINT/SIGTERM through `stop()`) ends with BYE, unpublish and leave.
+///
+/// With `--ingest` the stream cannot be described before the capture process has sent its first
+/// picture (its size decides the stream's): the listening socket opens at once, and the SDP
+/// files and the room offer follow that first picture, still before the first packet.
 public final class PublishSession: @unchecked Sendable {
     /// Bad arguments or inputs, found before anything starts.
     public struct UsageError: Error, CustomStringConvertible {
@@ -19,13 +24,23 @@ public final class PublishSession: @unchecked Sendable {
     public let options: PublishOptions
     private let logger: Logger
     private let print: @Sendable (String) -> Void
-    private let loop: MediaLoop
+    private let control: MediaControl
     private let room: RoomID
     private let uid: MemberID
-    private let offer: String
     private let statsFile: FileHandle?
-    /// SDP files written, for the caller to show.
-    public let sdpFiles: [String]
+    private let start: UInt64
+    /// The file and test inputs' media thread, opened in `init`; nil with `--ingest`.
+    private let fileLoop: MediaLoop?
+    /// The preview and `--to` destinations and the SDP file each gets.
+    private let announcedTargets: [(destination: Destination, path: String)]
+    /// The room offer, once the stream is described: at once for files, at the first captured
+    /// picture with `--ingest`.
+    private let offers: AsyncStream<String>
+    private let offerContinuation: AsyncStream<String>.Continuation
+    private let written = Locked<[String]>([])
+
+    /// SDP files written so far (with `--ingest`, none until the first captured picture).
+    public var sdpFiles: [String] { written.withLock { $0 } }
 
     /// Validates and opens everything; throws `UsageError` for anything the user must fix.
     public init(options: PublishOptions, logger: Logger, print: @escaping @Sendable (String) -> Void) throws {
@@ -38,28 +53,44 @@ public final class PublishSession: @unchecked Sendable {
         } catch {
             throw UsageError(error.message)
         }
-        let video: VideoInput
-        let encoder: H264Encoder
+        var opened: (video: VideoInput, encoder: H264Encoder)?
         do throws(MediaError) {
             guard options.width > 0, options.height > 0 else {
                 throw MediaError(.invalidDimensions, "size \(options.width)x\(options.height) is empty")
             }
             if case .wav(let path) = options.audio { _ = try WAVReader(path: path) }
-            video = try VideoInput(
-                options.video,
-                width: options.width,
-                height: options.height,
-                frameRate: options.frameRate,
-                loop: options.loop
-            )
-            encoder = try H264Encoder(
-                video.encoderConfiguration(
-                    bitrateKbps: options.videoBitrateKbps,
-                    keyFrameInterval: options.keyFrameInterval,
-                    preset: options.preset,
-                    threads: options.encoderThreads
+            if options.ingest == nil {
+                let video = try VideoInput(
+                    options.video,
+                    width: options.width,
+                    height: options.height,
+                    frameRate: options.frameRate,
+                    loop: options.loop
                 )
-            )
+                let encoder = try H264Encoder(
+                    video.encoderConfiguration(
+                        bitrateKbps: options.videoBitrateKbps,
+                        keyFrameInterval: options.keyFrameInterval,
+                        preset: options.preset,
+                        threads: options.encoderThreads
+                    )
+                )
+                opened = (video, encoder)
+            } else {
+                // The real encoder opens at the first captured picture; its settings are
+                // checked now, on a small picture, so a bad preset fails before listening.
+                _ = try H264Encoder(
+                    H264Encoder.Configuration(
+                        width: 320,
+                        height: 180,
+                        frameRate: options.frameRate,
+                        bitrateKbps: options.videoBitrateKbps,
+                        keyFrameInterval: options.keyFrameInterval,
+                        preset: options.preset,
+                        threads: options.encoderThreads
+                    )
+                )
+            }
         } catch {
             throw UsageError(error.message)
         }
@@ -71,30 +102,27 @@ public final class PublishSession: @unchecked Sendable {
         } else {
             statsFile = nil
         }
-        let start = MonotonicClock.now() + UInt64(options.startDelay * 1e9)
+        start = MonotonicClock.now() + (options.ingest == nil ? UInt64(options.startDelay * 1e9) : 0)
         var configuration = MediaSender.Configuration(cname: options.uid)
         configuration.suite = options.suite
         configuration.mtu = options.mtu
         configuration.sessionBandwidth = Double(options.videoBitrateKbps * 1000 + options.audioBitrate)
         let sender: MediaSender
-        let sets: (sps: [UInt8], pps: [UInt8])
         do {
             sender = try MediaSender(configuration: configuration, origin: start)
-            sets = try encoder.parameterSets()
         } catch {
             throw UsageError("cannot set up the stream: \(error)")
         }
-        let hasAudio = options.audio != .none
-        var files: [String] = []
+        let hasAudio = options.hasAudio
+        var targets: [(destination: Destination, path: String)] = []
         do {
-            var targets: [(id: String, address: DestinationAddress, path: String)] = []
             if options.preview {
                 let address = try DestinationAddress(
                     host: options.previewHost,
                     videoPort: options.previewVideoPort,
                     audioPort: hasAudio ? options.previewAudioPort : nil
                 )
-                targets.append(("preview", address, options.previewSDPPath))
+                targets.append((try sender.addDestination(id: "preview", address: address), options.previewSDPPath))
             }
             for to in options.staticDestinations {
                 let address = try DestinationAddress(
@@ -102,39 +130,106 @@ public final class PublishSession: @unchecked Sendable {
                     videoPort: to.port,
                     audioPort: hasAudio ? to.port + 2 : nil
                 )
-                targets.append(("to:\(to)", address, options.sdpPath(for: to)))
+                targets.append((try sender.addDestination(id: "to:\(to)", address: address), options.sdpPath(for: to)))
             }
-            for target in targets {
-                let destination = try sender.addDestination(id: target.id, address: target.address)
-                let sdp = try StreamSDP.playerFile(for: destination, sender: sender, sps: sets.sps, pps: sets.pps)
-                guard FileManager.default.createFile(atPath: target.path, contents: Data(sdp.utf8)) else {
-                    throw UsageError("cannot write \(target.path)")
-                }
-                files.append(target.path)
-            }
-            offer = try StreamSDP.offer(sender: sender, sps: sets.sps, pps: sets.pps, audio: hasAudio)
-        } catch let error as UsageError {
-            throw error
         } catch {
             throw UsageError("\(error)")
         }
-        sdpFiles = files
-        loop = MediaLoop(sender: sender, video: video, encoder: encoder, options: options, start: start)
+        announcedTargets = targets
+        control = MediaControl(sender: sender)
+        (offers, offerContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+        if let opened {
+            fileLoop = MediaLoop(
+                control: control,
+                video: opened.video,
+                encoder: opened.encoder,
+                options: options,
+                start: start
+            )
+            do {
+                try announce(parameterSets: opened.encoder.parameterSets())
+            } catch let error as UsageError {
+                throw error
+            } catch {
+                throw UsageError("cannot describe the stream: \(error)")
+            }
+        } else {
+            fileLoop = nil
+        }
     }
 
-    /// Ends the session: the media loop stops at its next frame and `run()` cleans up.
-    public func stop() { loop.stop() }
+    /// Writes each destination's SDP file and makes the room offer: the stream is described.
+    private func announce(parameterSets sets: (sps: [UInt8], pps: [UInt8])) throws {
+        let offer = try control.sender.withLock { sender in
+            for target in announcedTargets {
+                let sdp = try StreamSDP.playerFile(
+                    for: target.destination,
+                    sender: sender,
+                    sps: sets.sps,
+                    pps: sets.pps
+                )
+                guard FileManager.default.createFile(atPath: target.path, contents: Data(sdp.utf8)) else {
+                    throw UsageError("cannot write \(target.path)")
+                }
+                written.withLock { $0.append(target.path) }
+                print("SDP written: \(target.path)   play: ffplay -protocol_whitelist file,udp,rtp -i \(target.path)")
+            }
+            return try StreamSDP.offer(sender: sender, sps: sets.sps, pps: sets.pps, audio: options.hasAudio)
+        }
+        offerContinuation.yield(offer)
+        offerContinuation.finish()
+    }
+
+    /// Ends the session: the media thread stops at its next frame and `run()` cleans up.
+    public func stop() { control.stop() }
 
     /// Streams until the duration, the end of the input, or `stop()`. Returns the final counters.
+    /// With `--ingest`, a socket that cannot be opened is a `UsageError`.
     public func run() async throws -> PublishStatistics {
-        let loop = self.loop
-        loop.statistics.withLock {
-            $0.destinations = sdpFiles.count
+        let control = self.control
+        let thread: MediaThread
+        var ingest: (server: IngestServer, tasks: [Task<Void, Never>])?
+        if let fileLoop {
+            thread = fileLoop
+        } else if let address = options.ingest {
+            let server: IngestServer
+            do {
+                server = try await IngestServer.bind(
+                    address,
+                    configuration: IngestServerConfiguration(hostName: "rtc-publish \(options.uid)"),
+                    logger: logger
+                )
+            } catch {
+                throw UsageError("--ingest \(address): \(error.message)")
+            }
+            let mailbox = IngestMailbox()
+            thread = try IngestLoop(
+                control: control,
+                mailbox: mailbox,
+                server: server,
+                options: options,
+                start: start,
+                logger: logger,
+                status: print,
+                announce: { [self] path in try announce(parameterSets: path.parameterSets()) }
+            )
+            let serving = Task { await server.run() }
+            let pumping = Task {
+                for await event in server.events { mailbox.put(event) }
+                mailbox.close()
+            }
+            ingest = (server, [serving, pumping])
+            print("waiting for a capture process on \(server.address) (rtc-capture-sim --ingest \(server.address))")
+        } else {
+            throw UsageError("no video input")
+        }
+        control.statistics.withLock {
+            $0.destinations = announcedTargets.count
             $0.signaling = options.signal == nil ? "off" : "connecting"
         }
         let mediaDone: Task<Error?, Never> = Task.detached {
             await withCheckedContinuation { continuation in
-                let thread = Thread { continuation.resume(returning: loop.run()) }
+                let thread = Thread { continuation.resume(returning: thread.run()) }
                 thread.name = "rtc-publish media"
                 thread.qualityOfService = .userInteractive
                 thread.start()
@@ -144,23 +239,33 @@ public final class PublishSession: @unchecked Sendable {
             SignalingClient(configuration: .init(host: $0.host, port: $0.port), logger: logger)
         }
         let presence = client.map { client in
-            let presence = RoomPresence(
-                options: options,
-                loop: loop,
-                offer: offer,
-                audio: options.audio != .none,
-                logger: logger,
-                status: print
-            )
-            return Task { [room, uid] in await presence.run(client: client, room: room, uid: uid) }
+            Task { [room, uid, options, offers, logger, print] in
+                // The room hears of the stream once it can be described.
+                var offerIterator = offers.makeAsyncIterator()
+                guard let offer = await offerIterator.next() else { return }
+                let presence = RoomPresence(
+                    options: options,
+                    control: control,
+                    offer: offer,
+                    audio: options.hasAudio,
+                    logger: logger,
+                    status: print
+                )
+                await presence.run(client: client, room: room, uid: uid)
+            }
         }
         let reporter = Task { await self.report() }
         let failure = await mediaDone.value
         reporter.cancel()
+        offerContinuation.finish()
+        if let ingest {
+            ingest.server.shutdown()
+            for task in ingest.tasks { await task.value }
+        }
         // ffmpeg reads pending RTCP before pending RTP, and a BYE ends its stream at once: a BYE
         // that overtook the last media packets would cut them off. Let them land first.
         try? await Task.sleep(for: .milliseconds(200))
-        loop.sender.withLock { $0.sendGoodbye(reason: "publisher stopped") }
+        control.sender.withLock { $0.sendGoodbye(reason: "publisher stopped") }
         if let client {
             try? await client.unpublish(.screen)
             try? await client.leave()
@@ -168,22 +273,62 @@ public final class PublishSession: @unchecked Sendable {
         }
         presence?.cancel()
         _ = await reporter.value
-        let final = loop.snapshot()
+        let final = control.snapshot()
+        writeFinalRecord(final, latency: thread.latency)
         try? statsFile?.close()
         if let failure { throw failure }
         return final
+    }
+
+    /// The last `--stats-json` line: totals and the per-frame timings (benchmarks read these).
+    private func writeFinalRecord(
+        _ totals: PublishStatistics,
+        latency: (frame: LatencySummary?, encode: LatencySummary?)
+    ) {
+        guard let statsFile else { return }
+        struct Record: Encodable {
+            var final = true
+            var frames: Int
+            var frameLatencyMs: LatencySummary?
+            var encodeMs: LatencySummary?
+            /// The process's peak resident memory (getrusage), in KiB.
+            var peakRSSKiB: Int
+            var totals: PublishStatistics
+        }
+        let record = Record(
+            frames: totals.framesOut,
+            frameLatencyMs: latency.frame,
+            encodeMs: latency.encode,
+            peakRSSKiB: Self.peakResidentKiB(),
+            totals: totals
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(record) {
+            statsFile.write(data + Data("\n".utf8))
+        }
+    }
+
+    /// This process's peak resident memory, from `/proc/self/status` (VmHWM): `getrusage` would
+    /// report the parent's if it was larger, since Linux carries `ru_maxrss` across the exec of
+    /// a process spawned with a shared address space (posix_spawn, as test harnesses do).
+    static func peakResidentKiB() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
     /// The status line once a second (a line each, so logs and pipes keep the history), and the
     /// JSON record with it.
     private func report() async {
         let started = MonotonicClock.now()
-        var last = loop.snapshot()
+        var last = control.snapshot()
         var lastTime = started
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
-            let current = loop.snapshot()
+            let current = control.snapshot()
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)
             print(line)

@@ -4,8 +4,13 @@ import Foundation
 public struct PublishStatistics: Sendable, Codable, Equatable {
     public var framesIn = 0
     public var framesOut = 0
-    /// Frames skipped because the loop fell behind real time (encoder slower than the source).
+    /// Frames skipped because the host fell behind (the encoder slower than the source, or a
+    /// capture process sending faster than it can be encoded).
     public var framesDropped = 0
+    /// Captured frames left out to keep the stream at its frame rate (a 60 fps source, a flood).
+    public var framesOverRate = 0
+    /// Captured audio chunks dropped: the mixer fell behind, or refused a chunk.
+    public var audioChunksDropped = 0
     public var keyFrames = 0
     public var videoBytes = 0
     public var audioBytes = 0
@@ -16,6 +21,9 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     /// Video capture times the clock rules replaced (bogus, backwards, stuck, jumping).
     public var timestampsRepaired = 0
     public var signaling = "off"
+    /// The capture process (`--ingest`): "off" without one, else waiting, streaming or paused.
+    public var capture = "off"
+    public var captureSessions = 0
 
     public init() {}
 
@@ -26,9 +34,10 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let fpsOut = Double(new.framesOut - old.framesOut) / s
         let vkbps = Double(new.videoBytes - old.videoBytes) * 8 / s / 1000
         let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
+        let capture = new.capture == "off" ? "" : " | capture \(new.capture)"
         return String(
             format:
-                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@",
+                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@%@",
             fpsIn,
             fpsOut,
             vkbps,
@@ -37,7 +46,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             new.destinations,
             new.subscribers,
             new.framesDropped,
-            new.signaling
+            new.signaling,
+            capture
         )
     }
 

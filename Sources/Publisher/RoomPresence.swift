@@ -12,7 +12,7 @@ import SignalingProtocol
 /// connected, the client library re-joins and re-publishes by itself after a server restart.
 struct RoomPresence {
     let options: PublishOptions
-    let loop: MediaLoop
+    let control: MediaControl
     let offer: String
     let audio: Bool
     let logger: Logger
@@ -46,7 +46,7 @@ struct RoomPresence {
                 // A viewer whose player has just bound its ports asks for a key frame this way
                 // (RTCP PLI does the same for receivers that send RTCP).
                 if case .object(let fields) = signal.payload, fields["request"] == .string("keyframe") {
-                    loop.requestKeyFrame()
+                    control.requestKeyFrame()
                 }
             case .disconnected(let error):
                 setSignaling("reconnecting")
@@ -83,7 +83,7 @@ struct RoomPresence {
                 audioPort: audio ? receive.audioPort : nil,
                 rtcpMux: receive.rtcpMux
             )
-            let sdp = try loop.sender.withLock { sender in
+            let sdp = try control.sender.withLock { sender in
                 let destination = try sender.addDestination(
                     id: "sub:\(request.subscriber)",
                     address: address,
@@ -94,8 +94,8 @@ struct RoomPresence {
                 }
                 return try StreamSDP.playerFile(for: destination, sender: sender, sps: sets.sps, pps: sets.pps)
             }
-            loop.requestKeyFrame()  // The new viewer decodes from the next frame, not in 2 s.
-            loop.statistics.withLock { $0.subscribers += 1 }
+            control.requestKeyFrame()  // The new viewer decodes from the next frame, not in 2 s.
+            control.statistics.withLock { $0.subscribers += 1 }
             try await client.answer(request, sdp: sdp)
             status("subscriber \(request.subscriber) added: \(address) (\(suite.sdpName))")
         } catch {
@@ -105,14 +105,14 @@ struct RoomPresence {
     }
 
     private func removeSubscriber(_ uid: String, reason: String) {
-        let removed = loop.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
+        let removed = control.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
         if removed {
-            loop.statistics.withLock { $0.subscribers -= 1 }
+            control.statistics.withLock { $0.subscribers -= 1 }
             status("subscriber \(uid) left (\(reason)); no longer sent to")
         }
     }
 
-    private func setSignaling(_ text: String) { loop.statistics.withLock { $0.signaling = text } }
+    private func setSignaling(_ text: String) { control.statistics.withLock { $0.signaling = text } }
 }
 
 /// A publish-time failure with a message fit to show as it is.

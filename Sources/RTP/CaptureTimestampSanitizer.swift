@@ -217,6 +217,17 @@ public struct CaptureTimestampSanitizer: Sendable {
         sanitize(inputNanoseconds: Self.nanoseconds(value: value, timescale: timescale), arrival: arrival)
     }
 
+    /// A different source takes over (a new capture connection, another clock): its timestamps
+    /// start on probation again, with the first probation length, since trust in the previous
+    /// source says nothing about this one. The output stays strictly increasing across the change.
+    public mutating func restartSource() {
+        mode = .acquiring(reference: 0, agreeing: 0)
+        probationFrames = configuration.probationFrames
+        lastInput = nil
+        consecutiveRejections = 0
+        averageLateness = 0
+    }
+
     /// A frame that came without a usable timestamp: it gets its arrival time.
     public mutating func sanitize(arrival: UInt64) -> Output {
         sanitize(inputNanoseconds: nil, arrival: arrival)

@@ -59,6 +59,12 @@ struct CaptureSim: AsyncParsableCommand {
     @Option(help: "What --garbage sends: \(GarbageKind.allCases.map(\.rawValue).joined(separator: ", ")).")
     var garbageKind: String = GarbageKind.sizeMismatch.rawValue
 
+    @Option(help: "Rotation each frame carries (0, 90, 180, 270): the buffer holds the picture turned back by it.")
+    var rotation: Int = 0
+
+    @Flag(help: "Send video as fast as the host takes it (stamped as if at --fps), to test that the host drops.")
+    var flood = false
+
     @Option(help: "Name sent in the hello.")
     var name: String = "rtc-capture-sim"
 
@@ -126,6 +132,11 @@ struct CaptureSim: AsyncParsableCommand {
             }
             options.garbage = kind
         }
+        guard let turn = Rotation(rawValue: rotation) else {
+            throw IngestError(.invalidOption, "--rotation \(rotation) is not 0, 90, 180 or 270")
+        }
+        options.rotation = turn
+        options.flood = flood
         options.name = name
         return options
     }

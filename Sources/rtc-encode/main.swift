@@ -95,6 +95,9 @@ struct ReadTimecodes: ParsableCommand {
     @Option(help: "Frame size, WIDTHxHEIGHT.")
     var size = "1280x720"
 
+    @Option(help: "Width the pictures were drawn at, when scaled since (rtc-capture-sim's 886 → 590).")
+    var sourceWidth: Int?
+
     mutating func run() throws {
         let parts = size.split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, parts[0] > 0, parts[1] > 0, parts[0] * parts[1] <= 8192 * 8192 else {
@@ -113,7 +116,17 @@ struct ReadTimecodes: ParsableCommand {
                 filled += got
             }
             guard filled == frameBytes else { break }
-            report.add(TimecodeStrip.decode(luma: buffer, width: parts[0], height: parts[1]))
+            report.add(
+                buffer.withUnsafeBufferPointer {
+                    TimecodeStrip.decode(
+                        luma: $0,
+                        width: parts[0],
+                        height: parts[1],
+                        stride: parts[0],
+                        sourceWidth: sourceWidth
+                    )
+                }
+            )
         }
         print(report)
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Ingest
 import Logging
 import Media
 import Publisher
@@ -26,10 +27,19 @@ struct RTCPublish: AsyncParsableCommand {
     @Option(help: "Signaling server HOST:PORT.") var signal = "127.0.0.1:8443"
     @Flag(help: "Do not join a room; send only to the preview and --to destinations.") var noSignal = false
     @Option(help: "Join token (rtc-signal --secret).") var token: String?
-    @Option(help: "Video input: 'test' or a .y4m file.") var video = "test"
-    @Option(help: "Audio input: 'test', a .wav file, or 'none'.") var audio = "test"
+    @Option(help: "Video input: 'test' or a .y4m file.") var video: String?
+    @Option(help: "Audio input: 'test', a .wav file, or 'none' (with --ingest: the capture's app + mic audio).")
+    var audio: String?
+    @Option(
+        help: ArgumentHelp(
+            "Listen for a capture process (unix:/path or tcp:127.0.0.1:PORT); its frames and audio are the input.",
+            discussion: "Try it with rtc-capture-sim --ingest <same address>."
+        )
+    )
+    var ingest: String?
     @Flag(help: "Loop file inputs.") var loop = false
-    @Option(help: "Test-source size WIDTHxHEIGHT (files keep theirs; all fit into 1280x720).") var size = "1280x720"
+    @Option(help: "Test-source size WIDTHxHEIGHT; with --ingest the box captured pictures are fitted into.")
+    var size = "1280x720"
     @Option(help: "Test-source frame rate.") var fps = 30
     @Option(help: "Video bitrate, kbit/s.") var videoBitrate = 1800
     @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
@@ -49,6 +59,8 @@ struct RTCPublish: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds.") var duration: Double?
     @Option(help: "Seconds between writing the SDP files and the first packet.") var startDelay = 0.0
     @Option(help: "Write the status as JSON lines to this file.") var statsJson: String?
+    @Flag(help: "Read and encode file or test frames as fast as possible (benchmarks); no pacing.")
+    var unpaced = false
     @Flag(help: "Stamp frames like seed 001's bug (+1 s per frame) to show the clock rules repair them.")
     var bogusTimestamps = false
     @Flag(help: "Log signaling and lifecycle details.") var verbose = false
@@ -60,6 +72,7 @@ struct RTCPublish: AsyncParsableCommand {
         } catch {
             fail("\(error)")
         }
+        FrameMemory.keepLargeBuffersMapped()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning
@@ -73,9 +86,6 @@ struct RTCPublish: AsyncParsableCommand {
         } catch {
             fail("\(error)")
         }
-        for file in session.sdpFiles {
-            emit("SDP written: \(file)   play: ffplay -protocol_whitelist file,udp,rtp -i \(file)")
-        }
         let signals = Self.onTermination { session.stop() }
         defer { signals.forEach { $0.cancel() } }
         do {
@@ -84,6 +94,8 @@ struct RTCPublish: AsyncParsableCommand {
                 "\nstopped: \(totals.framesOut) frames, \(totals.audioPackets) audio packets, "
                     + "\(totals.packetsSent) packets sent, \(totals.framesDropped) frames dropped"
             )
+        } catch let error as PublishSession.UsageError {
+            fail("\(error)")
         } catch {
             FileHandle.standardError.write(Data("rtc-publish: \(error)\n".utf8))
             throw ExitCode(1)
@@ -94,8 +106,27 @@ struct RTCPublish: AsyncParsableCommand {
         var o = PublishOptions(room: room, uid: uid)
         o.signal = noSignal ? nil : try Self.hostPort(signal, what: "--signal")
         o.token = token
-        o.video = try VideoInputKind(argument: video)
-        o.audio = try AudioInputKind(argument: audio)
+        if let ingest {
+            do {
+                o.ingest = try IngestAddress(parsing: ingest)
+            } catch {
+                throw PublishSession.UsageError("--ingest '\(ingest)': \(error.message)")
+            }
+            guard video == nil else {
+                throw PublishSession.UsageError(
+                    "--video and --ingest both name the video; the capture process sends it with --ingest"
+                )
+            }
+            guard !unpaced else { throw PublishSession.UsageError("--unpaced reads files; a capture process is live") }
+            guard !bogusTimestamps else {
+                throw PublishSession.UsageError(
+                    "--bogus-timestamps is for the test source; use rtc-capture-sim --bogus-timestamps"
+                )
+            }
+            o.audioFromCapture = audio == nil
+        }
+        o.video = try VideoInputKind(argument: video ?? "test")
+        o.audio = try AudioInputKind(argument: audio ?? (o.audioFromCapture ? "none" : "test"))
         if case .y4m(let path) = o.video, !FileManager.default.fileExists(atPath: path) {
             throw PublishSession.UsageError("--video \(path): no such file")
         }
@@ -138,6 +169,7 @@ struct RTCPublish: AsyncParsableCommand {
         o.startDelay = startDelay
         o.statsJSONPath = statsJson
         o.bogusTimestamps = bogusTimestamps
+        o.unpaced = unpaced
         return o
     }
 

@@ -216,6 +216,19 @@ import Testing
             "rtc-publish", ["--room", "r", "--uid", "a", "--to-file", "/nonexistent/list"],
             "--to-file /nonexistent/list: cannot read"
         ),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--ingest", "ftp:x"], "is not unix:/path or tcp:HOST:PORT"),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ingest", "unix:/tmp/x.sock", "--video", "a.y4m"],
+            "--video and --ingest both name the video"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--no-signal", "--ingest", "tcp:192.0.2.1:9000"],
+            "is not a loopback address"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--no-signal", "--ingest", "unix:/dev/null"],
+            "the path exists and is not a socket"
+        ),
         ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "bad uid"], "uid \"bad uid\" must be"),
         ("rtc-subscribe", ["--room", "r", "--uid", "b", "--from", "a", "--port", "5001"], "must be even"),
     ])

@@ -41,33 +41,86 @@ struct Received: CustomStringConvertible {
     var framesByTimestamp = 0
     var framesPerSecond: Double?
     var audioSeconds = 0.0
+    /// Presentation times of the decoded pictures, in seconds from the first.
+    var pictureTimes: [Double] = []
+    /// The decoded audio, 48 kHz stereo interleaved.
+    var pcm: [Int16] = []
 
-    init(base: String, width: Int, height: Int) throws {
+    init(base: String, width: Int, height: Int, sourceWidth: Int? = nil) throws {
         let size = width * height
         let gray = (try? Data(contentsOf: URL(fileURLWithPath: base + ".gray"))) ?? Data()
         var report = TimecodeReport()
         [UInt8](gray).withUnsafeBufferPointer { all in
             for f in 0..<(all.count / size) {
                 let picture = UnsafeBufferPointer(rebasing: all[(f * size)..<((f + 1) * size)])
-                report.add(TimecodeStrip.decode(luma: picture, width: width, height: height, stride: width))
+                report.add(
+                    TimecodeStrip.decode(
+                        luma: picture,
+                        width: width,
+                        height: height,
+                        stride: width,
+                        sourceWidth: sourceWidth
+                    )
+                )
             }
         }
         timecodes = report
         let crc = (try? String(contentsOfFile: base + ".crc", encoding: .utf8)) ?? ""
         let lines = crc.split(separator: "\n")
-        let den = lines.first { $0.hasPrefix("#tb 0:") }.flatMap { $0.split(separator: "/").last }
-            .flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        // "#tb 0: 1/30" or "#tb 0: 1001/30000": ffmpeg picks the time base from the rate it
+        // guessed, so both numbers count (seconds per tick = num / den).
+        let ticksPerSecond = lines.first { $0.hasPrefix("#tb 0:") }.map { $0.dropFirst(6).split(separator: "/") }
+            .flatMap { parts -> Double? in
+                guard parts.count == 2, let num = Double(parts[0].trimmingCharacters(in: .whitespaces)),
+                    let den = Double(parts[1].trimmingCharacters(in: .whitespaces)), num > 0
+                else { return nil }
+                return den / num
+            }
         let pts = lines.filter { !$0.hasPrefix("#") }.compactMap { line -> Int? in
             let fields = line.split(separator: ",")
             return fields.count > 2 ? Int(fields[2].trimmingCharacters(in: .whitespaces)) : nil
         }
         framesByTimestamp = pts.count
-        if let den, let first = pts.first, let last = pts.last, last > first {
-            framesPerSecond = Double(pts.count - 1) / (Double(last - first) / den)
+        if let ticksPerSecond, let first = pts.first, let last = pts.last, last > first {
+            framesPerSecond = Double(pts.count - 1) / (Double(last - first) / ticksPerSecond)
+            pictureTimes = pts.map { Double($0 - first) / ticksPerSecond }
         }
-        let pcm = (try? Data(contentsOf: URL(fileURLWithPath: base + ".pcm"))) ?? Data()
-        audioSeconds = Double(pcm.count / 4) / 48_000
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: base + ".pcm"))) ?? Data()
+        audioSeconds = Double(bytes.count / 4) / 48_000
+        pcm = bytes.withUnsafeBytes { raw in
+            (0..<(bytes.count / 2)).map {
+                Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * $0, as: Int16.self))
+            }
+        }
     }
+
+    /// Level of one frequency in one channel (0 left, 1 right) relative to full scale: a single
+    /// DFT bin (Goertzel) over the whole decoded audio, so a tone that survived resampling and
+    /// mixing stands out and a frequency nobody sent stays near zero.
+    func toneLevel(hertz: Double, channel: Int) -> Double {
+        let count = pcm.count / 2
+        guard count > 0 else { return 0 }
+        let coefficient = 2 * cos(2 * Double.pi * hertz / 48_000)
+        var (s1, s2) = (0.0, 0.0)
+        for i in 0..<count {
+            let s0 = Double(pcm[2 * i + channel]) / 32768 + coefficient * s1 - s2
+            s2 = s1
+            s1 = s0
+        }
+        let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+        return 2 * power.squareRoot() / Double(count)
+    }
+
+    /// Largest gap between consecutive pictures, in seconds, and the smallest step.
+    var largestGap: Double { zip(pictureTimes, pictureTimes.dropFirst()).map { $1 - $0 }.max() ?? 0 }
+    /// The typical spacing of pictures in seconds (1/30 for a 30 fps stream): unlike the
+    /// average rate, frames a loaded machine dropped do not move it, while wrong timestamps do
+    /// (seed 001's bug makes it a second).
+    var medianStep: Double {
+        let steps = zip(pictureTimes, pictureTimes.dropFirst()).map { $1 - $0 }.sorted()
+        return steps.isEmpty ? 0 : steps[steps.count / 2]
+    }
+    var smallestStep: Double { zip(pictureTimes, pictureTimes.dropFirst()).map { $1 - $0 }.min() ?? 0 }
 
     var description: String {
         "\(timecodes); \(framesByTimestamp) frames by timestamp at "

@@ -90,7 +90,7 @@ import Testing
             _ = try await IngestClient.connect(to: host.address, hello: Samples.captureHello)
             Issue.record("a second client got in")
         } catch {
-            #expect(error.endReason == .busy)
+            #expect(error.endReason == .busy, "\(error)")
         }
         try await first.send(.video(try Samples.smallVideo()))
         _ = try await host.recorder.waitFor("the first client's frame") { $0.first { $0.video != nil } }

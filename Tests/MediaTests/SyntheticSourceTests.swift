@@ -86,3 +86,21 @@ import Testing
         (x.reduce(0) { $0 + $1 * $1 } / Float(max(1, x.count))).squareRoot()
     }
 }
+
+extension SyntheticSourceTests {
+    @Test("the strip of a phone-sized picture reads back after scaling, given the width it was drawn at")
+    func timecodeReadsAfterScaling() throws {
+        let source = try SyntheticScreenSource(width: 886, height: 1920)
+        let picture = source.videoFrame(index: 4321, captureTime: 77_000_000)
+        let scaled = try VideoConverter().convert(RawVideoFrame(picture), width: 590, height: 1280)
+        let value = scaled.y.withUnsafeBufferPointer {
+            TimecodeStrip.decode(luma: $0, width: 590, height: 1280, stride: scaled.strideY, sourceWidth: 886)
+        }
+        #expect(value?.frame == 4321)
+        // Read as if drawn at 590, the block pitch is wrong and the CRC refuses the result.
+        let naive = scaled.y.withUnsafeBufferPointer {
+            TimecodeStrip.decode(luma: $0, width: 590, height: 1280, stride: scaled.strideY)
+        }
+        #expect(naive == nil)
+    }
+}

@@ -243,3 +243,35 @@ struct CaptureTimestampSanitizerTests {
         }
     }
 }
+
+extension CaptureTimestampSanitizerTests {
+    @Test("a new source earns trust afresh: probation again, outputs still increasing")
+    func restartSourceStartsProbationAgain() {
+        var sanitizer = CaptureTimestampSanitizer()
+        let interval: UInt64 = 33_333_333
+        var last: UInt64 = 0
+        // Source A: input = arrival, locks after the probation.
+        for index in 0..<20 {
+            let arrival = 10_000_000_000 + UInt64(index) * interval
+            last = sanitizer.sanitize(value: Int64(arrival), timescale: 1_000_000_000, arrival: arrival).captureTime
+        }
+        #expect(sanitizer.isLocked)
+        // Source B: its own clock, 5 s behind A's, arriving right after A's last frame.
+        sanitizer.restartSource()
+        #expect(!sanitizer.isLocked)
+        var reasons: [CaptureTimestampSanitizer.Reason] = []
+        for index in 0..<20 {
+            let arrival = 10_000_000_000 + UInt64(20 + index) * interval
+            let input = arrival - 5_000_000_000
+            let output = sanitizer.sanitize(value: Int64(input), timescale: 1_000_000_000, arrival: arrival)
+            #expect(output.captureTime > last, "frame \(index) went back")
+            #expect(output.captureTime + 1_000_000 >= arrival - 50_000_000, "frame \(index) mapped 5 s back")
+            last = output.captureTime
+            reasons.append(output.reason)
+        }
+        // Without the restart, B's input would be rejected as 5 s behind; with it B locks on
+        // its own offset after the probation.
+        #expect(reasons.prefix(7).allSatisfy { $0 == .acquiring }, "\(reasons)")
+        #expect(reasons.suffix(12).allSatisfy { $0 == .accepted }, "\(reasons)")
+    }
+}

@@ -31,7 +31,16 @@ public final class IngestClient: Sendable {
         try address.requireLoopback(unless: allowNonLoopbackTCP)
         let state = IngestClientState()
         let channel = try await open(address, state: state, timeout: timeout)
-        try await write(.hello(hello), to: channel, state: state)
+        do {
+            try await write(.hello(hello), to: channel, state: state)
+        } catch {
+            // A host that refuses at once (busy) may close before our hello is written; its end
+            // message is still the answer, and it may be a moment behind the failed write.
+            let end = await state.wait(until: .now + .seconds(1)) { $0.end }
+            channel.close(promise: nil)
+            guard let end, end.reason != .disconnected else { throw error }
+            throw refusal(end, address: address)
+        }
         let answer = await state.wait(until: .now + timeout) { snapshot -> HelloAnswer? in
             if let hostHello = snapshot.hostHello { return .accepted(hostHello) }
             if let end = snapshot.end { return .refused(end) }
@@ -42,13 +51,17 @@ public final class IngestClient: Sendable {
             return IngestClient(hostHello: hostHello, channel: channel, state: state)
         case .refused(let end):
             channel.close(promise: nil)
-            var error = IngestError(.refused, "\(address) refused the session: \(end)")
-            error.endReason = end.reason
-            throw error
+            throw refusal(end, address: address)
         case nil:
             channel.close(promise: nil)
             throw IngestError(.timeout, "\(address) did not answer the hello within \(timeout)")
         }
+    }
+
+    private static func refusal(_ end: IngestSessionEnd, address: IngestAddress) -> IngestError {
+        var error = IngestError(.refused, "\(address) refused the session: \(end)")
+        error.endReason = end.reason
+        return error
     }
 
     /// The host's first message: its hello, or an end message instead.

@@ -43,6 +43,13 @@ public struct IngestVideoEvent: Sendable {
     public var arrival: UInt64
     /// The sender marked a known gap before this frame.
     public var discontinuity: Bool
+
+    public init(frame: RawVideoFrame, timestamp: IngestTimestamp, arrival: UInt64, discontinuity: Bool) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.arrival = arrival
+        self.discontinuity = discontinuity
+    }
 }
 
 /// One chunk of app or microphone audio from the capture client.
@@ -55,4 +62,20 @@ public struct IngestAudioEvent: Sendable {
     public var timestamp: IngestTimestamp
     public var arrival: UInt64
     public var discontinuity: Bool
+
+    public init(
+        chunk: AudioChunk,
+        source: AudioSource,
+        sampleFormat: IngestSampleFormat,
+        timestamp: IngestTimestamp,
+        arrival: UInt64,
+        discontinuity: Bool
+    ) {
+        self.chunk = chunk
+        self.source = source
+        self.sampleFormat = sampleFormat
+        self.timestamp = timestamp
+        self.arrival = arrival
+        self.discontinuity = discontinuity
+    }
 }

@@ -114,6 +114,13 @@ public final class IngestServer: Sendable {
             }
         } catch let error as IngestError {
             throw error
+        } catch is UnixDomainSocketPathWrongType {
+            throw IngestError(
+                .connection,
+                "cannot listen on \(address): the path exists and is not a socket (remove it or choose another)"
+            )
+        } catch let error as IOError {
+            throw IngestError(.connection, "cannot listen on \(address): \(error.description)")
         } catch {
             throw IngestError(.connection, "cannot listen on \(address): \(error)")
         }

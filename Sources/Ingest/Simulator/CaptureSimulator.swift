@@ -24,7 +24,9 @@ public enum CaptureSimulator {
                 height: options.height,
                 frameRate: options.frameRate
             )
-            writer = try FullRangeNV12Writer(width: options.width, height: options.height)
+            let buffer =
+                options.rotation.swapsAxes ? (options.height, options.width) : (options.width, options.height)
+            writer = try FullRangeNV12Writer(width: buffer.0, height: buffer.1)
         } catch {
             throw IngestError(.invalidOption, error.message)
         }

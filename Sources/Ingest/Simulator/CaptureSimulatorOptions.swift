@@ -18,6 +18,13 @@ public struct CaptureSimulatorOptions: Sendable {
     public var reconnectDelay = 0.3
     /// Send one malformed message after the first frame and report the host's answer.
     public var garbage: GarbageKind?
+    /// The rotation each frame carries, as a device held sideways reports it: the buffer holds
+    /// the upright picture turned the other way (886x1920 upright at 90 travels as 1920x886),
+    /// and the host must turn it back.
+    public var rotation: Rotation = .none
+    /// Send video as fast as the connection takes it, stamped as if at `frameRate`: a capture
+    /// side that floods the host (tests that the host drops rather than queues).
+    public var flood = false
     public var name = "rtc-capture-sim"
 
     public init(address: IngestAddress, duration: Double) {

@@ -7,6 +7,8 @@ struct SimulationRun {
     let options: CaptureSimulatorOptions
     let screen: SyntheticScreenSource
     var writer: FullRangeNV12Writer
+    /// Turns the upright picture into the buffer's orientation when frames carry a rotation.
+    private let turner = VideoConverter()
     let logger: Logger
     var summary = CaptureSimulatorSummary()
 
@@ -21,6 +23,9 @@ struct SimulationRun {
     private var resumeDone = false
     private var disconnectDone = false
     private var videoDiscontinuity = false
+    /// When the buffer was last drawn; a flood re-sends it until the next frame is due, so the
+    /// flood is as fast as the socket, not as slow as drawing.
+    private var lastDrawn: UInt64?
 
     private struct AudioLane {
         var format: SimulatedAudio
@@ -73,7 +78,7 @@ struct SimulationRun {
             }
             var due = [end]
             if !paused {
-                due.append(frameDue(nextFrame))
+                due.append(options.flood ? MonotonicClock.now() : frameDue(nextFrame))
                 due += audio.map(chunkDue)
             }
             if let at = options.pauseAt, !pauseDone { due.append(time(at)) }
@@ -121,7 +126,7 @@ struct SimulationRun {
                     try await sendChunk(client, lane: index)
                 }
             }
-            if now >= frameDue(nextFrame) {
+            if options.flood || now >= frameDue(nextFrame) {
                 try await sendFrame(client, now: now)
                 if let garbage = options.garbage {
                     await sendGarbage(garbage, client)
@@ -160,8 +165,12 @@ struct SimulationRun {
             timestamp = .nanoseconds(captureTime)
         }
         do {
-            try writer.write(screen.videoFrame(index: nextFrame, captureTime: captureTime))
-            let frame = try writer.frame(captureTime: captureTime)
+            let drawInterval = 1_000_000_000 / UInt64(options.frameRate)
+            if !options.flood || lastDrawn.map({ now >= $0 + drawInterval }) ?? true {
+                try writer.write(bufferPicture(index: nextFrame, captureTime: captureTime))
+                lastDrawn = now
+            }
+            let frame = try writer.frame(rotation: options.rotation, captureTime: captureTime)
             try await client.send(
                 .video(IngestVideo(frame: frame, timestamp: timestamp, flags: videoDiscontinuity ? .discontinuity : []))
             )
@@ -173,6 +182,20 @@ struct SimulationRun {
         videoDiscontinuity = false
         nextFrame += 1
         summary.videoFramesSent += 1
+    }
+
+    /// The upright picture, or with a rotation the picture as the device buffer holds it: turned
+    /// by the opposite angle, so that applying the frame's rotation makes it upright again.
+    private func bufferPicture(index: Int, captureTime: UInt64) throws -> VideoFrame {
+        let upright = screen.videoFrame(index: index, captureTime: captureTime)
+        guard let opposite = Rotation(rawValue: (360 - options.rotation.rawValue) % 360), opposite != .none else {
+            return upright
+        }
+        return try turner.convert(
+            RawVideoFrame(upright, rotation: opposite),
+            width: writer.width,
+            height: writer.height
+        )
     }
 
     private mutating func sendChunk(_ client: IngestClient, lane index: Int) async throws(IngestError) {

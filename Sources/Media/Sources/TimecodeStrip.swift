@@ -52,17 +52,33 @@ public enum TimecodeStrip {
 
     /// Reads the strip back from a decoded luma plane; `nil` when the sync blocks or the CRC do
     /// not match (not a synthetic frame, or too damaged to trust).
-    public static func decode(luma: UnsafeBufferPointer<UInt8>, width: Int, height: Int, stride: Int) -> Value? {
-        let b = blockSize(width: width)
-        guard blockCount * b <= width, b <= height, luma.count >= stride * (b - 1) + width else { return nil }
+    ///
+    /// `sourceWidth` is the width the strip was drawn at when the picture has been scaled since
+    /// (a phone's 886 px scaled to 590): the blocks then have a fractional pitch, which the
+    /// reader follows instead of assuming the blocks of a picture drawn at `width`.
+    public static func decode(
+        luma: UnsafeBufferPointer<UInt8>,
+        width: Int,
+        height: Int,
+        stride: Int,
+        sourceWidth: Int? = nil
+    ) -> Value? {
+        let pitch =
+            sourceWidth.map { Double(blockSize(width: $0)) * Double(width) / Double(max($0, 1)) }
+            ?? Double(blockSize(width: width))
+        let b = Int(pitch)
+        guard b >= 2, Double(blockCount) * pitch <= Double(width), b <= height,
+            luma.count >= stride * (b - 1) + width
+        else { return nil }
         var bits: [Bool] = []
         bits.reserveCapacity(blockCount)
         for i in 0..<blockCount {
-            // Average the centre of the block, away from edges that ringing blurs.
+            // Average the centre of the block, away from edges that ringing and scaling blur.
+            let left = Int((Double(i) * pitch).rounded(.up))
             var sum = 0
             var n = 0
             for row in (b / 4)..<(b - b / 4) {
-                for col in (i * b + b / 4)..<(i * b + b - b / 4) {
+                for col in (left + b / 4)..<(left + b - b / 4) {
                     sum += Int(luma[row * stride + col])
                     n += 1
                 }

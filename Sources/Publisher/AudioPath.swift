@@ -1,0 +1,39 @@
+import Media
+
+/// Audio's way to the wire: app and microphone chunks into the mixer (stereo, 48 kHz, limited
+/// sum), 20 ms frames into Opus, packets through the sender. Owned by the media thread; the
+/// frame and packet buffers are reused, so steady state allocates nothing.
+final class AudioPath {
+    private let mixer: AudioMixer
+    private let opus: OpusEncoder
+    private let control: MediaControl
+    private var mixed = MixedFrame()
+    private var packet = OpusPacket()
+
+    init(bitrate: Int, control: MediaControl) throws {
+        mixer = try AudioMixer()
+        var configuration = OpusEncoder.Configuration()
+        configuration.bitrate = bitrate
+        opus = try OpusEncoder(configuration: configuration)
+        self.control = control
+    }
+
+    /// Queues `chunk` (stamped with its capture time) and sends every 20 ms frame it completes.
+    func push(_ chunk: AudioChunk, from source: AudioSource) throws {
+        try mixer.push(chunk, from: source)
+        while mixer.mixNext(into: &mixed) {
+            try opus.encode(mixed, into: &packet)
+            // After a gap the RTP timestamp restarts from the capture time (the gap shows as a
+            // gap) and the marker opens the new talkspurt (RFC 3551 §4.1), as after DTX.
+            if mixed.followsGap { packet.isFirstAfterDTX = true }
+            try control.sender.withLock { try $0.send(audio: packet) }
+            control.statistics.withLock {
+                $0.audioPackets += 1
+                $0.audioBytes += packet.data.count
+            }
+        }
+    }
+
+    /// Forgets a source's queue and filter state (its capture client went away).
+    func remove(_ source: AudioSource) { mixer.remove(source) }
+}

@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Process-wide allocator settings for a process that moves multi-megabyte pictures between
+/// threads, called once by the executables before any media flows.
+///
+/// glibc serves a request above its mmap threshold with its own mapping, returned to the
+/// system on free. But the threshold moves: each such free raises it to the freed size (up to
+/// 32 MiB), after which 1–3 MB pictures come from per-thread heap arenas, where a picture
+/// allocated on the socket thread and freed on the media thread leaves holes that are rarely
+/// given back. Under a capture side flooding 886x1920 frames that took the peak RSS of
+/// rtc-publish from about 80 MB to over 250 MB. A fixed threshold keeps pictures in their own
+/// mappings (a page-fault cost of well under a millisecond per picture) and memory bounded.
+public enum FrameMemory {
+    /// Requests from this size up get their own mapping: every picture buffer, no packet.
+    public static let mappingThreshold: Int32 = 256 * 1024
+
+    /// `M_MMAP_THRESHOLD` in glibc's <malloc.h>, which the Glibc module does not import.
+    static let mmapThresholdParameter: Int32 = -3
+
+    /// Fixes the threshold (looked up at run time, as `mallopt` is glibc's and not in the
+    /// module map; on another C library this does nothing). True when it took effect.
+    @discardableResult
+    public static func keepLargeBuffersMapped() -> Bool {
+        #if canImport(Glibc)
+            typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
+            let mallopt = unsafeBitCast(symbol, to: MallOpt.self)
+            return mallopt(mmapThresholdParameter, mappingThreshold) == 1
+        #else
+            return false
+        #endif
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import Ingest
+import Logging
+import Media
+import RTP
+
+/// The media thread when a capture process feeds the publisher (`--ingest`): it takes the
+/// ingest server's events from the mailbox, puts capture timestamps through the clock rules,
+/// and drives the same video and audio paths as the file inputs.
+///
+/// The stream's picture size is chosen from the first frame (its upright size fitted into the
+/// `--size` box: a portrait 886x1920 phone becomes 590x1280), so the SDP files and the room
+/// offer are written then, before the first packet. Later capture clients keep that size (a
+/// picture of another shape is letterboxed), the SSRCs, the sequence numbers and the clocks,
+/// and start with an IDR: receivers see one stream with a gap, not a new one.
+final class IngestLoop: MediaThread, @unchecked Sendable {
+    let control: MediaControl
+    private let mailbox: IngestMailbox
+    private let server: IngestServer
+    private let options: PublishOptions
+    private let start: UInt64
+    private let logger: Logger
+    private let status: @Sendable (String) -> Void
+    /// Writes the SDP files and publishes the offer once the stream's parameter sets exist.
+    private let announce: (VideoPath) throws -> Void
+
+    private var videoPath: VideoPath?
+    private var audioPath: AudioPath?
+    private var videoClock = CaptureTimestampSanitizer()
+    private var audioClocks: [CaptureTimestampSanitizer]
+    private var rateLimiter: FrameRateLimiter
+    private var paused = false
+    private var sessions = 0
+    /// `--start-delay`: nothing is sent before this time, so a player opened from the SDP file
+    /// catches the first IDR.
+    private var sendFrom: UInt64 = 0
+    /// `--audio test|file.wav` beside captured video: read in real time from the announcement.
+    private var timedAudio: ((Int) throws -> AudioChunk?)?
+    private var timedAudioSample = 0
+    private var timedAudioElapsed: UInt64 = 0
+    private var rejectedAudioChunks = 0
+    private var lastCounterRefresh: UInt64 = 0
+
+    init(
+        control: MediaControl,
+        mailbox: IngestMailbox,
+        server: IngestServer,
+        options: PublishOptions,
+        start: UInt64,
+        logger: Logger,
+        status: @escaping @Sendable (String) -> Void,
+        announce: @escaping (VideoPath) throws -> Void
+    ) throws {
+        self.control = control
+        self.mailbox = mailbox
+        self.server = server
+        self.options = options
+        self.start = start
+        self.logger = logger
+        self.status = status
+        self.announce = announce
+        rateLimiter = FrameRateLimiter(framesPerSecond: options.frameRate)
+        var audioConfiguration = CaptureTimestampSanitizer.Configuration()
+        audioConfiguration.clockRate = UInt32(AudioMixer.sampleRate)
+        let audioClock = try CaptureTimestampSanitizer(configuration: audioConfiguration)
+        audioClocks = Array(repeating: audioClock, count: AudioSource.allCases.count)
+        if options.audioFromCapture || options.audio != .none {
+            audioPath = try AudioPath(bitrate: options.audioBitrate, control: control)
+        }
+    }
+
+    var latency: (frame: LatencySummary?, encode: LatencySummary?) {
+        (videoPath?.latency.summary, videoPath?.encodeTime.summary)
+    }
+
+    func run() -> Error? {
+        do {
+            try loop()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func loop() throws {
+        let end = options.duration.map { start + UInt64($0 * 1e9) }
+        control.statistics.withLock { $0.capture = "waiting on \(server.address)" }
+        while !control.isStopped {
+            let now = MonotonicClock.now()
+            if let end, now >= end { break }
+            // Wake at least every 20 ms: timed audio is due that often, and stop is checked.
+            let wake = min(now + 20_000_000, end ?? .max)
+            switch mailbox.take(until: wake) {
+            case .closed: return
+            case .timedOut: break
+            case .event(let event): try handle(event)
+            }
+            try pumpTimedAudio()
+            refreshCounters()
+        }
+    }
+
+    private func handle(_ event: IngestEvent) throws {
+        switch event {
+        case .connected(let hello):
+            sessions += 1
+            if sessions > 1 {
+                // Another capture process, another clock: its timestamps earn trust afresh;
+                // the outputs stay monotonic, the SSRCs and sequence numbers are kept.
+                videoClock.restartSource()
+                for index in audioClocks.indices { audioClocks[index].restartSource() }
+                rateLimiter.reset()
+                for source in AudioSource.allCases { audioPath?.remove(source) }
+            }
+            paused = false
+            control.requestKeyFrame()
+            setCapture("streaming from \(hello.name)")
+            status("capture client '\(hello.name)' connected (session \(sessions))")
+        case .video(let video):
+            try handle(video)
+        case .audio(let audio):
+            handle(audio)
+        case .paused:
+            paused = true
+            setCapture("paused")
+            status("capture paused")
+        case .resumed:
+            paused = false
+            control.requestKeyFrame()
+            setCapture("streaming")
+            status("capture resumed")
+        case .ended(let end), .disconnected(let end):
+            paused = false
+            setCapture("waiting on \(server.address)")
+            status("capture session ended (\(end)); the stream goes on, waiting for a capture client")
+        }
+    }
+
+    private func handle(_ video: IngestVideoEvent) throws {
+        guard !paused else { return }
+        let output = videoClock.sanitize(
+            value: video.timestamp.value,
+            timescale: video.timestamp.timescale,
+            arrival: video.arrival
+        )
+        if output.reason != .accepted && output.reason != .acquiring {
+            control.statistics.withLock { $0.timestampsRepaired += 1 }
+        }
+        if let event = output.event {
+            logger.info("capture clock \(event)", metadata: ["reason": "\(output.reason)"])
+        }
+        guard rateLimiter.admit(output.captureTime) else {
+            control.statistics.withLock { $0.framesOverRate += 1 }
+            return
+        }
+        if videoPath == nil { try startStream(firstFrame: video.frame) }
+        guard let videoPath, video.arrival >= sendFrom else { return }
+        var raw = video.frame
+        raw.captureTime = output.captureTime
+        let frame: VideoFrame
+        do {
+            frame = try videoPath.prepare(raw)
+        } catch {
+            // The picture passed the wire checks but cannot be converted: the capture side is
+            // broken. End its session with the reason; the stream waits for the next one.
+            let message = "video frame \(raw.width)x\(raw.height) \(raw.format) cannot be converted: \(error)"
+            logger.warning("ingest frame rejected", metadata: ["error": "\(message)"])
+            status("capture frame rejected: \(message)")
+            server.endSession(reason: .malformedMessage, message: message)
+            return
+        }
+        try videoPath.send(frame, receivedAt: video.arrival)
+    }
+
+    private func handle(_ audio: IngestAudioEvent) {
+        guard !paused, options.audioFromCapture, let audioPath, videoPath != nil, audio.arrival >= sendFrom
+        else { return }
+        var chunk = audio.chunk
+        chunk.captureTime =
+            audioClocks[audio.source.rawValue].sanitize(
+                value: audio.timestamp.value,
+                timescale: audio.timestamp.timescale,
+                arrival: audio.arrival
+            )
+            .captureTime
+        do {
+            try audioPath.push(chunk, from: audio.source)
+        } catch {
+            // A chunk the mixer refuses (the wire checks passed, so this is rare) is dropped
+            // and counted; the stream and the session go on.
+            rejectedAudioChunks += 1
+            if rejectedAudioChunks == 1 || rejectedAudioChunks % 100 == 0 {
+                status("capture audio chunk rejected (\(rejectedAudioChunks) so far): \(error)")
+            }
+        }
+    }
+
+    /// Opens the encoder at the first picture's fitted size and announces the stream.
+    private func startStream(firstFrame: RawVideoFrame) throws {
+        let upright = firstFrame.uprightSize
+        let box = VideoConverter.BoundingBox(
+            longSide: max(options.width, options.height),
+            shortSide: min(options.width, options.height)
+        )
+        let size = VideoConverter.fit(width: upright.width, height: upright.height, into: box)
+        let encoder = try H264Encoder(
+            H264Encoder.Configuration(
+                width: size.width,
+                height: size.height,
+                frameRate: options.frameRate,
+                bitrateKbps: options.videoBitrateKbps,
+                keyFrameInterval: options.keyFrameInterval,
+                preset: options.preset,
+                threads: options.encoderThreads
+            )
+        )
+        let path = VideoPath(encoder: encoder, control: control)
+        try announce(path)
+        videoPath = path
+        sendFrom = MonotonicClock.now() + UInt64(options.startDelay * 1e9)
+        timedAudio =
+            options.audioFromCapture
+            ? nil : try TimedAudioSource.make(options.audio, start: sendFrom, loop: options.loop)
+        status(
+            "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 at up to \(options.frameRate) fps"
+        )
+    }
+
+    /// Test tone or WAV audio beside captured video, read up to now in 20 ms chunks.
+    private func pumpTimedAudio() throws {
+        guard let timedAudio, let audioPath else { return }
+        let now = MonotonicClock.now()
+        guard now > sendFrom else { return }
+        while timedAudioElapsed < now - sendFrom {
+            guard let chunk = try timedAudio(timedAudioSample) else { return }
+            timedAudioSample += chunk.frameCount
+            timedAudioElapsed += chunk.duration
+            try audioPath.push(chunk, from: .app)
+        }
+    }
+
+    /// The server's and the mailbox's drop counters into the status, four times a second.
+    private func refreshCounters() {
+        let now = MonotonicClock.now()
+        guard now - lastCounterRefresh >= 250_000_000 else { return }
+        lastCounterRefresh = now
+        let ingest = server.statistics
+        let (videoDropped, audioDropped) = mailbox.dropped
+        control.statistics.withLock {
+            $0.framesDropped = ingest.videoFramesDropped + videoDropped
+            $0.audioChunksDropped = ingest.audioChunksDropped + audioDropped + rejectedAudioChunks
+            $0.captureSessions = sessions
+        }
+    }
+
+    private func setCapture(_ text: String) { control.statistics.withLock { $0.capture = text } }
+}

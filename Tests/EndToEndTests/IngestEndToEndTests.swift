@@ -1,0 +1,220 @@
+import Foundation
+import Media
+import TestSupport
+import Testing
+
+/// The ingest path as users run it: `rtc-capture-sim` plays the phone's broadcast extension
+/// (886x1920 full-range NV12 at 30 fps, app audio 44.1 kHz stereo, mic 32 kHz mono) into
+/// `rtc-publish --ingest`, and a stock ffmpeg plays the SDP file rtc-publish writes.
+///
+/// In the same serialized suite as the other end-to-end tests: each is a real-time stream.
+extension PublishEndToEndTests {
+    /// 886x1920 fitted into the 720x1280 portrait box, aspect kept, even.
+    static let phoneWidth = 590
+    static let phoneHeight = 1280
+
+    /// rtc-publish listening on a Unix socket in `directory`, preview to `port`.
+    static func ingestPublisher(
+        _ directory: TemporaryDirectory,
+        port: Int,
+        seconds: Int,
+        extra: [String] = []
+    ) throws -> BackgroundProcess {
+        try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--no-signal", "--ingest", "unix:\(directory.path)/in.sock",
+                "--preview", "127.0.0.1:\(port)", "--duration", "\(seconds)", "--keyint", "30",
+                "--stats-json", "stats.jsonl",
+            ] + extra,
+            directory: directory
+        )
+    }
+
+    static func captureSimulator(
+        _ directory: TemporaryDirectory,
+        _ arguments: [String],
+        name: String = "rtc-capture-sim"
+    ) throws -> BackgroundProcess {
+        try BackgroundProcess(
+            try builtProgram("rtc-capture-sim"),
+            ["--ingest", "unix:\(directory.path)/in.sock"] + arguments,
+            directory: directory,
+            name: name
+        )
+    }
+
+    static func waitForSocket(_ publish: BackgroundProcess, _ directory: TemporaryDirectory) throws {
+        try publish.waitUntil(deadlineSeconds: 20, "listening for a capture process") {
+            publish.output.contains("waiting for a capture process")
+        }
+    }
+
+    /// The stream's SDP appears with the first captured picture; a player opened then decodes
+    /// from the first IDR (`--start-delay` holds the first packet back for it).
+    static func receiverOnceDescribed(
+        _ publish: BackgroundProcess,
+        _ directory: TemporaryDirectory,
+        name: String
+    ) throws -> Receiver {
+        let sdp = directory.path + "/alice_sub.sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "alice_sub.sdp written") {
+            FileManager.default.fileExists(atPath: sdp)
+        }
+        return try Receiver(sdp: sdp, width: phoneWidth, height: phoneHeight, directory: directory, name: name)
+    }
+
+    /// The last line of `--stats-json`: totals, per-frame timings, peak memory.
+    static func finalStatistics(_ directory: TemporaryDirectory) throws -> [String: Any] {
+        let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
+        let last = try #require(text.split(separator: "\n").last)
+        return try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+    }
+
+    /// A phone held sideways: the buffer travels as 1920x886 tagged "rotate 90"; the receiver
+    /// gets the upright 590x1280 picture (its timecode strip reads back, which only an upright,
+    /// unmirrored picture allows), at 30 fps, with both audio sources in the mix.
+    @Test func capturedPhoneScreenPlaysUprightAtThirtyFramesPerSecondWithBothAudioSources() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(
+            directory,
+            port: Int(ports[0]),
+            seconds: 9,
+            extra: ["--start-delay", "1.5"]
+        )
+        try Self.waitForSocket(publish, directory)
+        let capture = try Self.captureSimulator(directory, ["--duration", "7", "--rotation", "90"])
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "phone")
+        #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
+        // 7 s of capture minus the 1.5 s start delay: about 165 pictures.
+        #expect(got.timecodes.readable >= 140, "\(got)")
+        #expect(got.timecodes.readable * 100 >= got.timecodes.pictures * 95, "\(got)")
+        #expect(got.timecodes.outOfOrder == 0 && got.timecodes.repeated == 0, "\(got)")
+        #expect(abs(got.medianStep * 30 - 1) < 0.1, "pictures \(got.medianStep) s apart: \(got)")
+        #expect((got.framesPerSecond ?? 0) >= 24, "\(got)")
+        #expect(got.audioSeconds >= 4.5, "\(got)")
+        // The app's 440 Hz (left) and 660 Hz (right) and the mic's 300 Hz (both) survived
+        // resampling to 48 kHz and mixing; 1234 Hz, which nobody sent, did not appear.
+        let levels = (
+            app: got.toneLevel(hertz: 440, channel: 0), appRight: got.toneLevel(hertz: 660, channel: 1),
+            mic: got.toneLevel(hertz: 300, channel: 0), none: got.toneLevel(hertz: 1234, channel: 0)
+        )
+        #expect(levels.app > 0.05 && levels.appRight > 0.05 && levels.mic > 0.04, "\(levels)")
+        #expect(levels.none < 0.01, "\(levels)")
+        #expect(publish.output.contains("886x1920 capture → 590x1280"), "\(publish.output)")
+        print("ingest upright: \(got); tones \(levels)")
+    }
+
+    /// Seed 001's stamps (+1 s per frame on a 1000 timescale) sent over the socket still play
+    /// at about 30 fps: the clock rules replace them.
+    @Test func bogusTimestampsFromTheCaptureProcessStillPlayAtThirtyFramesPerSecond() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(
+            directory,
+            port: Int(ports[0]),
+            seconds: 8,
+            extra: ["--start-delay", "1.5"]
+        )
+        try Self.waitForSocket(publish, directory)
+        let capture = try Self.captureSimulator(directory, ["--duration", "6", "--bogus-timestamps", "--audio", "app"])
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "bogus")
+        #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
+        #expect(abs(got.medianStep * 30 - 1) < 0.1, "pictures \(got.medianStep) s apart: \(got)")
+        #expect((got.framesPerSecond ?? 0) >= 24, "\(got)")
+        #expect(got.timecodes.readable >= 110, "\(got)")
+        let totals = try #require(try Self.finalStatistics(directory)["totals"] as? [String: Any])
+        #expect((totals["timestampsRepaired"] as? Int ?? 0) > 100, "\(totals)")
+        print("ingest bogus timestamps: \(got)")
+    }
+
+    /// A capture client that sends garbage is ended with its reason; the next one, which drops
+    /// its connection mid-stream and reconnects, continues the same stream: the receiver, never
+    /// restarted, decodes on after a short gap, in order.
+    @Test func brokenAndReconnectingCaptureClientsContinueOneStream() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(directory, port: Int(ports[0]), seconds: 12)
+        try Self.waitForSocket(publish, directory)
+        let broken = try Self.captureSimulator(directory, ["--duration", "5", "--garbage"], name: "broken")
+        #expect(broken.waitForExit(deadlineSeconds: 20), "\(broken.output)")
+        #expect(broken.output.contains("malformed-message"), "\(broken.output)")
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "reconnect")
+        let capture = try Self.captureSimulator(
+            directory,
+            ["--duration", "8", "--disconnect-at", "4", "--reconnect-delay", "0.5"]
+        )
+        #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
+        #expect(publish.output.contains("malformed-message"), "the host names the reason:\n\(publish.output)")
+        #expect(publish.output.contains("(session 3)"), "garbage, first and second connection:\n\(publish.output)")
+        // Decoding went on after the reconnect: pictures from both sides of a gap of about the
+        // reconnect delay, in order, in one ffmpeg run.
+        #expect(got.timecodes.outOfOrder == 0, "\(got)")
+        #expect(got.timecodes.readable >= 150, "\(got)")
+        #expect(got.largestGap > 0.3 && got.largestGap < 2.5, "gap \(got.largestGap) s: \(got)")
+        let after = got.pictureTimes.filter { $0 > (got.pictureTimes.last ?? 0) - 3 }.count
+        #expect(after >= 80, "\(after) pictures in the last 3 s: \(got)")
+        print("ingest reconnect: \(got); largest gap \(got.largestGap) s")
+    }
+
+    /// Pause and resume: nothing is sent while paused, the gap shows as a gap of real time, and
+    /// no burst follows (no two pictures closer than a frame's spacing allows).
+    @Test func pauseShowsAsAGapWithoutABurstAfterwards() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(
+            directory,
+            port: Int(ports[0]),
+            seconds: 10,
+            extra: ["--start-delay", "1"]
+        )
+        try Self.waitForSocket(publish, directory)
+        let capture = try Self.captureSimulator(directory, ["--duration", "8", "--pause-at", "3", "--resume-at", "5"])
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "pause")
+        #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
+        let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
+        #expect(abs(got.largestGap - 2) < 0.3, "the pause lasted 2 s: gap \(got.largestGap) s, \(got)")
+        #expect(got.smallestStep > 0.02, "a burst: two pictures \(got.smallestStep) s apart, \(got)")
+        #expect(got.timecodes.outOfOrder == 0 && got.timecodes.readable >= 120, "\(got)")
+        #expect(publish.output.contains("capture paused") && publish.output.contains("capture resumed"))
+        print("ingest pause: \(got); gap \(got.largestGap) s, smallest step \(got.smallestStep) s")
+    }
+
+    /// A capture side flooding frames as fast as the socket takes them: the host keeps the
+    /// stream at 30 fps, drops the rest (counted), and its memory stays bounded.
+    @Test func aFloodingCaptureClientIsDroppedNotQueued() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(directory, port: Int(ports[0]), seconds: 9)
+        try Self.waitForSocket(publish, directory)
+        let capture = try Self.captureSimulator(directory, ["--duration", "7", "--flood"])
+        #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        let final = try Self.finalStatistics(directory)
+        let totals = try #require(final["totals"] as? [String: Any])
+        let sent = Int(capture.output.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let out = totals["framesOut"] as? Int ?? 0
+        let dropped = (totals["framesDropped"] as? Int ?? 0) + (totals["framesOverRate"] as? Int ?? 0)
+        let peakMiB = Double(final["peakRSSKiB"] as? Int ?? 0) / 1024
+        #expect(sent > 300, "the simulator flooded: \(capture.output)")
+        #expect(out <= 7 * 30 + 5, "the stream stayed at 30 fps: \(totals)")
+        #expect(dropped >= sent - out - 10, "what was not encoded was dropped and counted: \(totals)")
+        // Four 2.5 MB pictures in flight at most (two queued in the server, one in the mailbox,
+        // one being encoded) on top of the encoder and the runtime: a queue without bound would
+        // have grown by the whole flood, well past this.
+        #expect(peakMiB < 120, "peak RSS \(peakMiB) MiB")
+        print("ingest flood: sent \(sent), encoded \(out), dropped \(dropped), peak RSS \(peakMiB) MiB")
+    }
+}
