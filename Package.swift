@@ -206,7 +206,12 @@ let package = Package(
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
         .testTarget(name: "EndToEndTests", dependencies: ["Media", "TestSupport"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
+        .testTarget(
+            name: "FeedbackTests",
+            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
+        ),
+        .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, the H.264
+// libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
 // depacketizer, SDP, SRTP unprotect, and the capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
@@ -13,6 +13,7 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzRTPPacket", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzRTCP", dependencies: [.product(name: "RTP", package: root)]),
+        .executableTarget(name: "FuzzRTX", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzH264Depacketizer", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzSDP", dependencies: [.product(name: "SDP", package: root)]),
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),

@@ -13,11 +13,15 @@ public final class Destination {
     public let id: String
     public let address: DestinationAddress
     public let keys: SRTPKeyMaterial
+    public let options: DestinationOptions
     let session: SRTPSession
-    private let buffer: UnsafeMutableRawBufferPointer
+    let buffer: UnsafeMutableRawBufferPointer
     var videoReport: SenderReportBuilder
     var audioReport: SenderReportBuilder
-    public private(set) var statistics = Statistics()
+    /// Where this destination's packets leave from and its feedback arrives.
+    let sockets: DestinationSockets
+    let feedback: DestinationFeedback
+    public internal(set) var statistics = Statistics()
 
     public struct Statistics: Sendable, Equatable {
         public var rtpPackets = 0
@@ -29,17 +33,38 @@ public final class Destination {
         public var protectFailures = 0
     }
 
+    /// Same-SSRC retransmission re-protects a packet under the index it was first sent with.
+    /// libsrtp's `srtp_protect` refuses an index its window has seen (`replay_fail`) unless the
+    /// session allows repeated transmission, and refuses an index older than its window
+    /// (`replay_old`) always; so the session allows repeats and its window spans the history.
+    /// Repeating is safe here because the bytes are the identical clear packet from the
+    /// history: same index, same plaintext, so the same ciphertext and tag, no keystream reuse
+    /// on different data. (A second SRTP context would not do: it would not know the stream's
+    /// rollover counter and would encrypt a resend after a wrap under the wrong index.)
     init(
         id: String,
         address: DestinationAddress,
         keys: SRTPKeyMaterial,
+        options: DestinationOptions,
+        historyCapacity: Int,
+        feedback: DestinationFeedback,
         videoReport: SenderReportBuilder,
         audioReport: SenderReportBuilder
     ) throws {
         self.id = id
         self.address = address
         self.keys = keys
-        self.session = try SRTPSession(keys: keys, direction: .outbound)
+        self.options = options
+        self.session = try SRTPSession(
+            keys: keys,
+            direction: .outbound,
+            configuration: SRTPSession.Configuration(
+                replayWindowSize: max(historyCapacity, 1024),
+                allowsRepeatedTransmission: options.retransmission == .sameSSRC
+            )
+        )
+        self.sockets = try DestinationSockets(for: address)
+        self.feedback = feedback
         self.buffer = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 8)
         self.videoReport = videoReport
         self.audioReport = audioReport

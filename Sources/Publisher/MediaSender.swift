@@ -6,7 +6,9 @@ import Transport
 /// The one place encoded media becomes protected datagrams: H.264 access units and Opus packets
 /// are packetized once into a clear-text packet, then copied, SRTP-protected and sent per
 /// destination; RTCP sender reports (with SDES CNAME) go out at the RFC 3550 interval and BYE
-/// when the stream stops.
+/// when the stream stops. Each destination sends from sockets of its own that also read what
+/// its receiver sends back; `pollFeedback(now:)` acts on it (Docs/feedback.md), resending
+/// lost video from a history of clear packets kept as they are sent.
 ///
 /// Both streams take their RTP timestamps from capture time through two `RTPClock`s sharing one
 /// origin, so audio and video sit on one timeline and a frame's timestamp never depends on when
@@ -23,6 +25,8 @@ public final class MediaSender {
         public var audioPayloadType: UInt8 = 97
         /// Session bandwidth in bit/s for the RTCP interval computation (RFC 3550 §6.2).
         public var sessionBandwidth = 2_000_000.0
+        /// What receivers' RTCP does to the stream: NACK history, key-frame limit, bitrate.
+        public var feedback = FeedbackConfiguration()
         public init(cname: String) { self.cname = cname }
     }
 
@@ -34,15 +38,25 @@ public final class MediaSender {
     public private(set) var audio: RTPStreamState
     public let videoClock: RTPClock
     public let audioClock: RTPClock
-    private let ntpClock = NTPClock.system()
+    let ntpClock = NTPClock.system()
     private var h264: H264Payloader
     private var opus: OpusPayloader
     private var schedule: RTCPSenderSchedule<SystemRandomNumberGenerator>
     private var nextReport: UInt64?
     private var lastVideoTimestamp: UInt32?
     private let packet: RTPPacketBuffer
-    private let socket4: UDPSocket
-    private var socket6: UDPSocket?
+    /// Clear video packets as sent, for NACKs (one copy per packet).
+    let videoHistory: RTPPacketHistory
+    /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
+    public let videoRTXSSRC: UInt32
+    var keyFrames: KeyFrameRequestLimiter
+    let bitratePolicy: ReceiverBitratePolicy
+    /// The last target `pollFeedback` returned (starts at the configured start rate).
+    public internal(set) var targetBitrate: Int
+    /// Where `pollFeedback` reads datagrams (and a copy for the clear-RTCP fallback).
+    let feedbackBuffer: RTPPacketBuffer
+    let feedbackCopy: RTPPacketBuffer
+    private var destinationCount: UInt32 = 0
 
     /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
     public init(configuration: Configuration, origin: UInt64) throws {
@@ -61,18 +75,53 @@ public final class MediaSender {
             configuration: RTCPIntervalConfiguration(sessionBandwidth: configuration.sessionBandwidth)
         )
         packet = RTPPacketBuffer(budget: budget)
-        socket4 = try UDPSocket(bindingTo: UDPAddress(host: "0.0.0.0", port: 0))
+        let feedback = configuration.feedback
+        videoHistory = try RTPPacketHistory(
+            capacity: RTPPacketHistory.recommendedCapacity(
+                bitsPerSecond: feedback.bitrate.maximum,
+                packetSize: budget.mtu,
+                seconds: feedback.historySeconds
+            ),
+            slotSize: budget.mtu
+        )
+        var generator = SystemRandomNumberGenerator()
+        videoRTXSSRC = UInt32.random(in: .min ... .max, using: &generator)
+        keyFrames = KeyFrameRequestLimiter(minimumInterval: feedback.keyFrameInterval)
+        bitratePolicy = try ReceiverBitratePolicy(
+            floor: feedback.bitrateFloor ?? feedback.bitrate.minimum,
+            ceiling: feedback.bitrate.maximum,
+            idle: feedback.bitrate.start
+        )
+        targetBitrate = feedback.bitrate.start
+        feedbackBuffer = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
+        feedbackCopy = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
     }
 
     /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
-    /// packet from the next one on. An existing destination with the same id is replaced.
+    /// packet from the next one on, sent from its own local sockets (which also read its
+    /// feedback, see `pollFeedback`). An existing destination with the same id is replaced.
     @discardableResult
-    public func addDestination(id: String, address: DestinationAddress, suite: SRTPSuite? = nil) throws -> Destination {
+    public func addDestination(
+        id: String,
+        address: DestinationAddress,
+        suite: SRTPSuite? = nil,
+        options: DestinationOptions = DestinationOptions()
+    ) throws -> Destination {
         destinations.removeAll { $0.id == id }
+        let keys = SRTPKeyMaterial.random(for: suite ?? configuration.suite)
+        destinationCount &+= 1
         let destination = try Destination(
             id: id,
             address: address,
-            keys: SRTPKeyMaterial.random(for: suite ?? configuration.suite),
+            keys: keys,
+            options: options,
+            historyCapacity: videoHistory.capacity,
+            feedback: DestinationFeedback(
+                keys: options.feedbackKeys ?? keys,
+                historyCapacity: videoHistory.capacity,
+                bitrate: configuration.feedback.bitrate,
+                number: destinationCount
+            ),
             videoReport: SenderReportBuilder(
                 ssrc: video.ssrc,
                 cname: configuration.cname,
@@ -112,7 +161,10 @@ public final class MediaSender {
         // go back in timestamp (modular comparison, RFC 3550 timestamps wrap).
         if let last = lastVideoTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
         lastVideoTimestamp = timestamp
-        sendReportsIfDue(now: MonotonicClock.now())
+        let now = MonotonicClock.now()
+        // A key frame answers every picture-loss request before it (periodic or requested).
+        if unit.isKeyFrame { keyFrames.recordKeyFrame(at: now) }
+        sendReportsIfDue(now: now)
         // Read before packetize borrows `video` for the whole call (exclusive access).
         let headerLength = video.headerLength
         try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
@@ -140,11 +192,13 @@ public final class MediaSender {
 
     private func fanOut(_ buffer: RTPPacketBuffer, video isVideo: Bool, headerLength: Int) {
         let payloadLength = buffer.count - headerLength
+        // The clear packet is kept for NACKs before it is encrypted per destination.
+        if isVideo { videoHistory.store(buffer) }
         buffer.withUnsafeBytes { bytes in
             for destination in destinations {
                 let target = isVideo ? destination.address.videoRTP : destination.address.audioRTP
                 guard let target else { continue }
-                destination.send(bytes, rtcp: false, to: target, through: socket(for: target))
+                destination.send(bytes, rtcp: false, to: target, through: destination.sockets.rtp)
                 packetsSent += 1
                 if isVideo {
                     destination.videoReport.recordPacketSent(payloadLength: payloadLength)
@@ -175,7 +229,7 @@ public final class MediaSender {
     {
         guard (try? builder.writeCompound(at: now, into: packet)) != nil else { return }
         schedule.recordSent(packetSize: packet.count)
-        packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: socket(for: rtcp)) }
+        packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcp) }
     }
 
     /// RTCP BYE on every stream to every destination (RFC 3550 §6.6): players end cleanly
@@ -191,15 +245,7 @@ public final class MediaSender {
             (destination.audioReport, destination.address.audioRTCP),
         ] {
             guard let rtcp, (try? builder.writeGoodbye(at: now, reason: reason, into: packet)) != nil else { continue }
-            packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: socket(for: rtcp)) }
+            packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcp) }
         }
-    }
-
-    private func socket(for address: UDPAddress) -> UDPSocket {
-        guard address.family != socket4.localAddress.family else { return socket4 }
-        if let socket6 { return socket6 }
-        // IPv6 receivers are rare; the socket is opened on first use (falls back to v4 on failure).
-        socket6 = try? UDPSocket(bindingTo: UDPAddress(host: "::", port: 0))
-        return socket6 ?? socket4
     }
 }

@@ -18,25 +18,25 @@ public enum StreamSDP {
         let connection = try SDPAddress(address.host)
         let crypto = [SDPCrypto(tag: 1, suite: destination.keys.suite.sdpName, keySalt: destination.keys.keyAndSalt)]
         let cname = sender.configuration.cname
-        var media = [
-            MediaDescription(
-                kind: .video,
-                port: UInt16(address.videoRTP.port),
-                transport: .rtpSAVP,
-                formats: [
-                    .h264(
-                        payloadType: sender.configuration.videoPayloadType,
-                        parameters: try H264FormatParameters(sequenceParameterSet: sps, pictureParameterSet: pps)
-                    )
-                ],
-                direction: .recvonly,
-                mid: "video",
-                rtcp: address.rtcpMux ? nil : SDPRTCPAttribute(port: UInt16(address.videoRTCP.port)),
-                rtcpMux: address.rtcpMux,
-                crypto: crypto,
-                ssrcAttributes: [.cname(ssrc: sender.video.ssrc, cname)]
-            )
-        ]
+        var video = MediaDescription(
+            kind: .video,
+            port: UInt16(address.videoRTP.port),
+            transport: .rtpSAVP,
+            formats: [
+                .h264(
+                    payloadType: sender.configuration.videoPayloadType,
+                    parameters: try H264FormatParameters(sequenceParameterSet: sps, pictureParameterSet: pps)
+                )
+            ],
+            direction: .recvonly,
+            mid: "video",
+            rtcp: address.rtcpMux ? nil : SDPRTCPAttribute(port: UInt16(address.videoRTCP.port)),
+            rtcpMux: address.rtcpMux,
+            crypto: crypto,
+            ssrcAttributes: [.cname(ssrc: sender.video.ssrc, cname)]
+        )
+        addFeedback(to: &video, for: destination, sender: sender)
+        var media = [video]
         if let audio = address.audioRTP, let audioRTCP = address.audioRTCP {
             media.append(
                 MediaDescription(
@@ -69,6 +69,36 @@ public enum StreamSDP {
 }
 
 extension StreamSDP {
+    /// With `advertisesFeedback` (or RTX): RFC 5124 `RTP/SAVPF` and RFC 4585 §4.2 `a=rtcp-fb`
+    /// lines for what `MediaSender.pollFeedback` acts on (nack, nack pli, ccm fir, goog-remb);
+    /// with RTX, the RFC 4588 §8.1 format (`rtx/90000`, `apt=`) and the RFC 5576 §4.2
+    /// `ssrc-group:FID` pairing the video SSRC with the RTX SSRC. Otherwise the section stays
+    /// plain `RTP/SAVP`, as ffmpeg (which sends no feedback) is used to.
+    static func addFeedback(to media: inout MediaDescription, for destination: Destination, sender: MediaSender) {
+        let options = destination.options
+        let usesRTX = options.retransmission == .rtx
+        guard options.advertisesFeedback || usesRTX else { return }
+        let payloadType = sender.configuration.videoPayloadType
+        media.transport = .rtpSAVPF
+        media.rtcpFeedback = [
+            .pictureLossIndication(payloadType: payloadType),
+            .fullIntraRequest(payloadType: payloadType),
+            .receiverEstimatedMaximumBitrate(payloadType: payloadType),
+        ]
+        if options.retransmission != .off {
+            media.rtcpFeedback.insert(.nack(payloadType: payloadType), at: 0)
+        }
+        guard usesRTX else { return }
+        media.formats.append(
+            .retransmission(
+                payloadType: sender.configuration.feedback.rtxPayloadType,
+                associatedPayloadType: payloadType
+            )
+        )
+        media.ssrcGroups = [.flowIdentification(original: sender.video.ssrc, retransmission: sender.videoRTXSSRC)]
+        media.ssrcAttributes.append(.cname(ssrc: sender.videoRTXSSRC, sender.configuration.cname))
+    }
+
     /// The description published to the room: codecs, payload types, SSRCs and parameter sets,
     /// but no keys and no address (each subscriber gets its own keys in its own answer). Port 9
     /// (discard) and 0.0.0.0 say "not an address to send to", as RFC 8866 §5.7 allows.

@@ -25,6 +25,10 @@ public struct MediaDescription: Sendable, Equatable {
     public var crypto: [SDPCrypto]
     /// RFC 5576 `a=ssrc` lines.
     public var ssrcAttributes: [SDPSSRCAttribute]
+    /// RFC 5576 §4.2 `a=ssrc-group` lines (`FID` pairs a stream with its RTX stream).
+    public var ssrcGroups: [SDPSSRCGroup]
+    /// RFC 4585 §4.2 `a=rtcp-fb` lines, in order.
+    public var rtcpFeedback: [SDPRTCPFeedback]
     /// Every other media-level attribute, written after the typed ones, in order.
     public var attributes: [SDPAttribute]
 
@@ -42,6 +46,8 @@ public struct MediaDescription: Sendable, Equatable {
         rtcpMux: Bool = false,
         crypto: [SDPCrypto] = [],
         ssrcAttributes: [SDPSSRCAttribute] = [],
+        ssrcGroups: [SDPSSRCGroup] = [],
+        rtcpFeedback: [SDPRTCPFeedback] = [],
         attributes: [SDPAttribute] = []
     ) {
         self.kind = kind
@@ -57,6 +63,8 @@ public struct MediaDescription: Sendable, Equatable {
         self.rtcpMux = rtcpMux
         self.crypto = crypto
         self.ssrcAttributes = ssrcAttributes
+        self.ssrcGroups = ssrcGroups
+        self.rtcpFeedback = rtcpFeedback
         self.attributes = attributes
     }
 

@@ -65,6 +65,20 @@ enum SDPDescriptionValidator {
                 "\(section): ssrc \(ssrc.name) value contains a line break"
             )
         }
+        for group in media.ssrcGroups {
+            try require(
+                SDPSyntax.isToken(group.semantics),
+                "\(section): ssrc-group semantics \(quoted(group.semantics)) is not a token"
+            )
+            try require(!group.ssrcs.isEmpty, "\(section): ssrc-group \(group.semantics) lists no SSRC")
+        }
+        try require(
+            media.rtcpFeedback.isEmpty || media.transport.carriesRTP,
+            "\(section): a=rtcp-fb needs an RTP transport"
+        )
+        for feedback in media.rtcpFeedback {
+            try validate(feedback, in: media, section: section)
+        }
         let reserved = media.transport.carriesRTP ? SDPAttributeNames.rtpMediaTyped : SDPAttributeNames.mediaTyped
         try validate(media.attributes, reserved: reserved, level: section)
     }
@@ -91,6 +105,25 @@ enum SDPDescriptionValidator {
                     "\(section): fmtp \(parameter.name) value must not contain ';' or line breaks, nor start or end with a space"
                 )
             }
+        }
+    }
+
+    private static func validate(_ feedback: SDPRTCPFeedback, in media: MediaDescription, section: String) throws {
+        if let payloadType = feedback.payloadType {
+            try require(
+                media.format(payloadType: payloadType) != nil,
+                "\(section): a=rtcp-fb for payload type \(payloadType), which the m= line does not list"
+            )
+        }
+        try require(
+            SDPSyntax.isToken(feedback.type),
+            "\(section): rtcp-fb type \(quoted(feedback.type)) is not a token"
+        )
+        if let parameter = feedback.parameter {
+            try require(
+                SDPAttributeParser.isFeedbackParameter(Substring(parameter)),
+                "\(section): rtcp-fb parameter \(quoted(parameter)) is not visible words separated by single spaces"
+            )
         }
     }
 
@@ -148,7 +181,8 @@ enum SDPAttributeNames {
     static let directions: Set<String> = Set(SDPDirection.allCases.map(\.rawValue))
     static let sessionTyped: Set<String> = directions
     /// Typed in every media section.
-    static let mediaTyped: Set<String> = directions.union(["mid", "rtcp", "rtcp-mux", "crypto", "ssrc"])
-    /// Typed in RTP media sections, where rtpmap and fmtp belong to `SDPRTPFormat`.
-    static let rtpMediaTyped: Set<String> = mediaTyped.union(["rtpmap", "fmtp"])
+    static let mediaTyped: Set<String> = directions.union(["mid", "rtcp", "rtcp-mux", "crypto", "ssrc", "ssrc-group"])
+    /// Typed in RTP media sections, where rtpmap and fmtp belong to `SDPRTPFormat` and rtcp-fb
+    /// to `SDPRTCPFeedback`.
+    static let rtpMediaTyped: Set<String> = mediaTyped.union(["rtpmap", "fmtp", "rtcp-fb"])
 }

@@ -105,6 +105,16 @@ struct MediaBuilder {
             media.rtcpMux = true
         case "ssrc":
             media.ssrcAttributes.append(try SDPAttributeParser.ssrc(try Self.value(attribute, line: line), line: line))
+        case "ssrc-group":
+            media.ssrcGroups.append(
+                try SDPAttributeParser.ssrcGroup(try Self.value(attribute, line: line), line: line)
+            )
+        case "rtcp-fb" where isRTP:
+            let feedback = try SDPAttributeParser.rtcpFeedback(try Self.value(attribute, line: line), line: line)
+            if let payloadType = feedback.payloadType {
+                try requireListed(payloadType, attribute: name, line: line)
+            }
+            media.rtcpFeedback.append(feedback)
         case "mid":
             try Self.requireFirst(media.mid == nil, "a=mid", line: line)
             let value = try Self.value(attribute, line: line)

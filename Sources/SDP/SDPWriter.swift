@@ -43,6 +43,10 @@ public enum SDPWriter {
                 lines.append("a=fmtp:\(format.payloadType) \(items.joined(separator: ";"))")
             }
         }
+        for feedback in media.rtcpFeedback {
+            let payloadType = feedback.payloadType.map { String($0) } ?? "*"
+            lines.append("a=rtcp-fb:\(payloadType) \(feedback.type)" + (feedback.parameter.map { " \($0)" } ?? ""))
+        }
         if let mid = media.mid { lines.append("a=mid:\(mid)") }
         if let direction = media.direction { lines.append("a=\(direction.rawValue)") }
         if let rtcp = media.rtcp {
@@ -54,6 +58,9 @@ public enum SDPWriter {
             if !crypto.sessionParameters.isEmpty {
                 lines[lines.count - 1] += " " + crypto.sessionParameters.joined(separator: " ")
             }
+        }
+        for group in media.ssrcGroups {
+            lines.append("a=ssrc-group:\(group.semantics) " + group.ssrcs.map { String($0) }.joined(separator: " "))
         }
         for ssrc in media.ssrcAttributes {
             lines.append("a=ssrc:\(ssrc.ssrc) \(ssrc.name)" + (ssrc.value.map { ":\($0)" } ?? ""))

@@ -51,7 +51,7 @@ public enum SDPDirection: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A generic attribute `a=name` or `a=name:value`, for everything without a typed field
-/// (later: `a=rtcp-fb`, RTX `apt`, `a=group`).
+/// (`a=group`, `a=extmap`, `a=msid`, …).
 public struct SDPAttribute: Sendable, Hashable {
     public var name: String
     /// nil for a property attribute (`a=name`); may be empty (`a=name:`).

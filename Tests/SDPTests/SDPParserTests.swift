@@ -46,8 +46,12 @@ struct SDPParserTests {
         description.media[0].ssrcAttributes.append(SDPSSRCAttribute(ssrc: 1, name: "msid", value: "stream track 2"))
         description.media[0].ssrcAttributes.append(SDPSSRCAttribute(ssrc: 1, name: "x-flag", value: nil))
         description.media[0].attributes = [
-            SDPAttribute(name: "rtcp-fb", value: "96 nack"), SDPAttribute(name: "x-empty", value: ""),
+            SDPAttribute(name: "x-empty", value: "")
         ]
+        description.media[0].rtcpFeedback = [
+            .nack(payloadType: 96), SDPRTCPFeedback(payloadType: nil, type: "trr-int", parameter: "100"),
+        ]
+        description.media[0].ssrcGroups = [.flowIdentification(original: 1, retransmission: 2)]
         description.media.append(
             MediaDescription(
                 kind: .application,

@@ -21,7 +21,7 @@ struct SDPWriterTests {
             description.media[index].rtcpMux = true
             description.media[index].direction = .recvonly
             description.media[index].mid = nil
-            description.media[index].attributes = [SDPAttribute(name: "rtcp-fb", value: "96 nack pli")]
+            description.media[index].rtcpFeedback = [.pictureLossIndication(payloadType: nil)]
         }
         description.media[1].formats[0] = .opus(
             payloadType: 111,
@@ -32,7 +32,7 @@ struct SDPWriterTests {
         #expect(text.contains("m=video 5004 RTP/AVP 96\r\n"))
         #expect(
             text.contains(
-                "\r\na=recvonly\r\na=rtcp-mux\r\na=ssrc:305419896 cname:alice_sub\r\na=rtcp-fb:96 nack pli\r\n"
+                "\r\na=rtcp-fb:* nack pli\r\na=recvonly\r\na=rtcp-mux\r\na=ssrc:305419896 cname:alice_sub\r\n"
             )
         )
         #expect(

@@ -1,0 +1,63 @@
+import RTP
+import SRTP
+import Transport
+
+extension Destination {
+    /// Resends video packet `sequenceNumber` from `history` the way this destination asked
+    /// for (`options.retransmission`): the original packet under its own index (one copy out
+    /// of the history), or an RFC 4588 RTX packet with `rtx`'s SSRC and payload type and this
+    /// destination's next RTX sequence number (the RTX packet is written straight from the
+    /// history slot). Then SRTP in place and `sendto` from the RTP socket. False if nothing
+    /// was sent (not held, mode off, protect or send failed).
+    func retransmit(
+        _ sequenceNumber: UInt16,
+        from history: RTPPacketHistory,
+        rtx: (ssrc: UInt32, payloadType: UInt8)
+    )
+        -> Bool
+    {
+        let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(buffer.count - RTPPacketBuffer.trailerSpare)])
+        let length: Int?
+        switch options.retransmission {
+        case .off:
+            return false
+        case .sameSSRC:
+            length = history.copy(sequenceNumber, into: room)
+        case .rtx:
+            let rtxSequenceNumber = feedback.takeRTXSequenceNumber()
+            length =
+                history.withPacket(sequenceNumber) { original in
+                    try? RTPRetransmission.write(
+                        original: original,
+                        ssrc: rtx.ssrc,
+                        payloadType: rtx.payloadType,
+                        sequenceNumber: rtxSequenceNumber,
+                        into: room
+                    )
+                } ?? nil
+        }
+        guard let length else { return false }
+        let protected: Int
+        do {
+            protected = try session.protect(buffer: buffer, length: length)
+        } catch {
+            feedback.statistics.retransmissionFailures += 1
+            return false
+        }
+        guard sockets.rtp.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: address.videoRTP) else {
+            feedback.statistics.retransmissionFailures += 1
+            return false
+        }
+        statistics.rtpPackets += 1
+        statistics.rtpBytes += protected
+        return true
+    }
+
+    /// The feedback counters of this destination, with the current rate estimate.
+    public var feedbackStatistics: FeedbackStatistics {
+        var result = feedback.statistics
+        result.nack = feedback.limiter.statistics
+        result.bitrateEstimate = feedback.hasEstimate ? feedback.bitrate.target : nil
+        return result
+    }
+}

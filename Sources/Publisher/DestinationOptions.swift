@@ -1,0 +1,44 @@
+import SRTP
+
+/// How one destination takes part in receiver feedback (Docs/feedback.md).
+public struct DestinationOptions: Sendable, Equatable {
+    /// How lost packets a receiver NACKs are resent.
+    public enum Retransmission: Sendable, Equatable {
+        /// NACKs are counted, nothing is resent.
+        case off
+        /// The original packet again, same SSRC and sequence number: byte-identical SRTP, works
+        /// with every receiver, but only within the receiver's SRTP replay window, and a resent
+        /// packet looks late to the receiver's jitter estimate (one of the reasons RFC 4588
+        /// resends in a stream of its own).
+        case sameSSRC
+        /// RFC 4588 RTX: a separate stream (own SSRC, payload type, sequence numbers); needs a
+        /// receiver that negotiated it (`a=rtpmap:<pt> rtx/90000`, `apt`).
+        case rtx
+    }
+
+    public var retransmission: Retransmission
+    /// Accept RTCP that is not SRTCP-authenticated when it parses as clear RTCP. Janus 1.1
+    /// sends its PLI and REMB in the clear; without this they are dropped. The risk: anyone who
+    /// can put a datagram on this socket from the destination's host address can ask for key
+    /// frames (cost: bitrate), NACK packets (cost: resends, bounded by the limiter) and cap the
+    /// bitrate with a REMB. Off by default.
+    public var acceptsUnauthenticatedFeedback: Bool
+    /// The key the receiver protects its SRTCP with; nil means the destination's own keys (what
+    /// a receiver configured from our one-key SDP file uses).
+    public var feedbackKeys: SRTPKeyMaterial?
+    /// Write `RTP/SAVPF` and `a=rtcp-fb` lines (nack, nack pli, ccm fir, goog-remb) into this
+    /// destination's SDP file. RTX formats are written whenever `retransmission` is `.rtx`.
+    public var advertisesFeedback: Bool
+
+    public init(
+        retransmission: Retransmission = .sameSSRC,
+        acceptsUnauthenticatedFeedback: Bool = false,
+        feedbackKeys: SRTPKeyMaterial? = nil,
+        advertisesFeedback: Bool = false
+    ) {
+        self.retransmission = retransmission
+        self.acceptsUnauthenticatedFeedback = acceptsUnauthenticatedFeedback
+        self.feedbackKeys = feedbackKeys
+        self.advertisesFeedback = advertisesFeedback
+    }
+}

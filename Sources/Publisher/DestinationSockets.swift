@@ -1,0 +1,41 @@
+import Transport
+
+/// The local sockets one destination's packets leave from, and its feedback arrives on.
+///
+/// Symmetric RTCP (RFC 4961): RTCP goes out from the socket that reads the receiver's RTCP, so
+/// a receiver that answers to the source address of our reports (Janus latches onto it) reaches
+/// us. Without rtcp-mux the pair is an even RTP port P and RTCP on P + 1 (RFC 3550 §11), so a
+/// receiver that sends its RTCP to "our RTP source port + 1" reaches the same socket; with
+/// rtcp-mux (RFC 5761) one socket carries both, and feedback arrives on the RTP socket.
+final class DestinationSockets {
+    let rtp: UDPSocket
+    /// The same object as `rtp` under rtcp-mux.
+    let rtcp: UDPSocket
+
+    /// Attempts at finding an even port with its odd neighbour free.
+    private static let pairAttempts = 64
+
+    init(for address: DestinationAddress) throws {
+        let any = address.videoRTP.isIPv6 ? "::" : "0.0.0.0"
+        if address.rtcpMux {
+            rtp = try UDPSocket(bindingTo: UDPAddress(host: any, port: 0))
+            rtcp = rtp
+            return
+        }
+        for _ in 0..<Self.pairAttempts {
+            let first = try UDPSocket(bindingTo: UDPAddress(host: any, port: 0))
+            let port = first.localAddress.port
+            guard port % 2 == 0, port < 65_535 else { continue }
+            guard let second = try? UDPSocket(bindingTo: UDPAddress(host: any, port: port + 1)) else { continue }
+            rtp = first
+            rtcp = second
+            return
+        }
+        throw TransportError(
+            .bind,
+            "no even UDP port with a free odd neighbour found in \(Self.pairAttempts) attempts for \(address)"
+        )
+    }
+
+    var isMultiplexed: Bool { rtp === rtcp }
+}

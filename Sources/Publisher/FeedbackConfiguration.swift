@@ -1,0 +1,29 @@
+import RTP
+
+/// Sender-wide settings for what receivers send back (Docs/feedback.md).
+public struct FeedbackConfiguration: Sendable, Hashable {
+    /// Loss-based rate control per receiver (GCC §6): bounds, start, thresholds.
+    public var bitrate = LossBasedBitrateController.Configuration()
+    /// The combined target never goes below this, whatever the worst receiver reports
+    /// (`ReceiverBitratePolicy`); nil: the controller's minimum.
+    public var bitrateFloor: Int?
+    /// A new target is returned from `pollFeedback` only when it differs from the last one
+    /// returned by at least this fraction, so the encoder is not reconfigured for noise.
+    public var bitrateChangeThreshold = 0.05
+    /// At most one key frame per this many ns across all requesters.
+    public var keyFrameInterval = KeyFrameRequestLimiter.defaultInterval
+    /// Seconds of video the retransmission history holds at the maximum bitrate (at least 1024
+    /// packets whatever this says).
+    public var historySeconds = 1.0
+    /// The payload type of RTX packets (RFC 4588 §8.1), for destinations that use RTX.
+    public var rtxPayloadType: UInt8 = 99
+    /// A packet is resent to the same receiver at most once per its RTT; this is used until an
+    /// RR has measured the RTT, and as the lower bound after (ns).
+    public var defaultRoundTrip: UInt64 = 100_000_000
+    public var minimumRetransmissionInterval: UInt64 = 10_000_000
+    /// Datagrams read per socket per `pollFeedback`, so a flood cannot stall the media thread;
+    /// the rest wait for the next call.
+    public var maximumDatagramsPerPoll = 256
+
+    public init() {}
+}

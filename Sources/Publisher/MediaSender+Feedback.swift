@@ -1,0 +1,208 @@
+import RTP
+import SRTP
+import Transport
+
+/// The receive side (Docs/feedback.md): what receivers send back on each destination's
+/// sockets is read, verified, parsed and acted on between frames, on the media thread.
+extension MediaSender {
+    /// Reads every datagram waiting on the destinations' sockets (at most
+    /// `maximumDatagramsPerPoll` per socket), never blocking, and acts on it:
+    ///
+    /// - RR (and report blocks in an SR): the destination's loss, jitter and RTT; its loss
+    ///   feeds that receiver's rate estimate;
+    /// - generic NACK: each listed packet is resent from the video history, same SSRC or RTX
+    ///   as the destination asked, at most once per that receiver's RTT;
+    /// - PLI / FIR: a key-frame request, through the limiter (one per interval for everyone);
+    /// - REMB: caps that receiver's estimate.
+    ///
+    /// A datagram from a foreign host, not RTCP, failing SRTCP (unless clear feedback is
+    /// accepted for that destination) or malformed is counted on the destination and dropped.
+    /// Call it between frames with the monotonic time; the result says whether to force an IDR
+    /// and, when it moved, the bitrate all receivers together allow.
+    public func pollFeedback(now: UInt64) -> FeedbackActions {
+        var actions = FeedbackActions()
+        for destination in destinations {
+            drain(destination.sockets.rtcp, of: destination, now: now, actions: &actions)
+            if !destination.sockets.isMultiplexed {
+                drain(destination.sockets.rtp, of: destination, now: now, actions: &actions)
+            }
+        }
+        if keyFrames.due(at: now) { actions.keyFrameRequested = true }
+        let target = bitratePolicy.target(
+            destinations.lazy.filter { $0.feedback.hasEstimate }.map { $0.feedback.bitrate.target }
+        )
+        let threshold = configuration.feedback.bitrateChangeThreshold
+        if abs(Double(target - targetBitrate)) >= threshold * Double(targetBitrate) {
+            targetBitrate = target
+            actions.targetBitrate = target
+        }
+        return actions
+    }
+
+    /// Key-frame requests received, coalesced and granted, all destinations together.
+    public var keyFrameRequestStatistics: KeyFrameRequestLimiter.Statistics { keyFrames.statistics }
+
+    private func drain(_ socket: UDPSocket, of destination: Destination, now: UInt64, actions: inout FeedbackActions) {
+        for _ in 0..<configuration.feedback.maximumDatagramsPerPoll {
+            let received = feedbackBuffer.withUnsafeMutableStorage { storage, count -> UDPAddress? in
+                // The spare room behind the datagram is not read into: it is libsrtp's.
+                let room = UnsafeMutableRawBufferPointer(
+                    rebasing: storage[0..<(storage.count - RTPPacketBuffer.trailerSpare)]
+                )
+                guard let (length, from) = socket.receive(into: room) else { return nil }
+                count = length
+                return from
+            }
+            guard let source = received else { return }
+            receive(from: source, on: destination, now: now, actions: &actions)
+        }
+    }
+
+    private func receive(
+        from source: UDPAddress,
+        on destination: Destination,
+        now: UInt64,
+        actions: inout FeedbackActions
+    ) {
+        let feedback = destination.feedback
+        guard source.hasSameHost(as: destination.address.videoRTP) else {
+            feedback.statistics.foreignSource += 1
+            return
+        }
+        // RFC 5761 §4: RTCP packet types (192–223) sit where RTP has marker + payload type.
+        let isRTCP = feedbackBuffer.withUnsafeBytes { $0.count >= 8 && RTCPPacketType.range.contains($0[1]) }
+        guard isRTCP else {
+            feedback.statistics.notRTCP += 1
+            return
+        }
+        // SRTCP is tried first and wins; the clear reading (when allowed) needs the bytes as
+        // they arrived, and libsrtp may have changed them in place while failing.
+        let allowsClear = destination.options.acceptsUnauthenticatedFeedback
+        if allowsClear {
+            feedbackBuffer.withUnsafeBytes { bytes in
+                feedbackCopy.withUnsafeMutableStorage { storage, count in
+                    storage.copyMemory(from: bytes)
+                    count = bytes.count
+                }
+            }
+        }
+        let verified = feedbackBuffer.withUnsafeMutableStorage { storage, count -> Bool in
+            guard let length = try? feedback.inbound.unprotectRTCP(buffer: storage, length: count) else { return false }
+            count = length
+            return true
+        }
+        guard verified || allowsClear else {
+            feedback.statistics.rtcpAuthenticationFailures += 1
+            return
+        }
+        let packets: [RTCPPacket]
+        do {
+            packets = try (verified ? feedbackBuffer : feedbackCopy).withUnsafeBytes { (bytes) throws(RTPError) in
+                try RTCPPacket.parseCompound(bytes)
+            }
+        } catch {
+            // Clear bytes that are not RTCP either were most likely forged or damaged SRTCP.
+            if verified {
+                feedback.statistics.rtcpMalformed += 1
+            } else {
+                feedback.statistics.rtcpAuthenticationFailures += 1
+            }
+            return
+        }
+        feedback.statistics.rtcpPackets += 1
+        if !verified { feedback.statistics.rtcpUnauthenticated += 1 }
+        for packet in packets {
+            handle(packet, from: destination, now: now, actions: &actions)
+        }
+    }
+
+    private func handle(
+        _ packet: RTCPPacket,
+        from destination: Destination,
+        now: UInt64,
+        actions: inout FeedbackActions
+    ) {
+        let feedback = destination.feedback
+        switch packet {
+        case .receiverReport(let report):
+            record(report.reports, reporter: report.ssrc, from: destination, now: now)
+        case .senderReport(let report):
+            record(report.reports, reporter: report.ssrc, from: destination, now: now)
+        case .genericNACK(let nack) where nack.mediaSSRC == video.ssrc:
+            // RFC 4585 §6.2.1: each entry is a PID and a bitmask of the 16 numbers after it.
+            for entry in nack.entries {
+                resend(entry.packetID, to: destination, now: now)
+                for bit in 0..<16 where entry.lostBitmask & (1 << bit) != 0 {
+                    resend(entry.packetID &+ UInt16(bit + 1), to: destination, now: now)
+                }
+            }
+        case .pictureLossIndication(let pli) where pli.mediaSSRC == video.ssrc:
+            feedback.statistics.pictureLossIndications += 1
+            if keyFrames.pictureLoss(at: now) { actions.keyFrameRequested = true }
+        case .fullIntraRequest(let fir):
+            // RFC 5104 §4.3.1.2: the targets are in the FCI entries, not the media SSRC field.
+            for entry in fir.entries where entry.ssrc == video.ssrc {
+                feedback.statistics.fullIntraRequests += 1
+                let requester = UInt64(feedback.number) << 32 | UInt64(fir.senderSSRC)
+                if keyFrames.fullIntraRequest(requester: requester, sequenceNumber: entry.sequenceNumber, at: now) {
+                    actions.keyFrameRequested = true
+                }
+            }
+        case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(video.ssrc):
+            feedback.statistics.receiverEstimatedMaximumBitrate = remb.bitrate
+            feedback.bitrate.reportReceiverEstimate(remb.bitrate)
+            feedback.hasEstimate = true
+        default:
+            break
+        }
+    }
+
+    /// RFC 3550 §6.4.1 report blocks about our streams; blocks about other sources are ignored.
+    private func record(_ blocks: [RTCPReceptionReport], reporter: UInt32, from destination: Destination, now: UInt64) {
+        let feedback = destination.feedback
+        for block in blocks {
+            if block.ssrc == video.ssrc {
+                let summary = ReceiverReportSummary(
+                    block,
+                    reporterSSRC: reporter,
+                    clockRate: video.clockRate,
+                    arrival: ntpClock.timestamp(atMonotonic: now)
+                )
+                feedback.statistics.video = summary
+                feedback.bitrate.reportLoss(summary.fractionLost, at: now)
+                feedback.hasEstimate = true
+            } else if block.ssrc == audio.ssrc {
+                feedback.statistics.audio = ReceiverReportSummary(
+                    block,
+                    reporterSSRC: reporter,
+                    clockRate: audio.clockRate,
+                    arrival: ntpClock.timestamp(atMonotonic: now)
+                )
+            }
+        }
+    }
+
+    private func resend(_ sequenceNumber: UInt16, to destination: Destination, now: UInt64) {
+        let feedback = destination.feedback
+        let interval = feedback.retransmissionInterval(
+            fallback: configuration.feedback.defaultRoundTrip,
+            minimum: configuration.feedback.minimumRetransmissionInterval
+        )
+        guard destination.options.retransmission != .off else {
+            feedback.statistics.nackIgnored += 1
+            return
+        }
+        let decision = feedback.limiter.decide(
+            sequenceNumber,
+            available: videoHistory.contains(sequenceNumber),
+            at: now,
+            roundTrip: interval
+        )
+        guard decision == .resend else { return }
+        _ = destination.retransmit(
+            sequenceNumber,
+            from: videoHistory,
+            rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
+        )
+    }
+}
