@@ -88,13 +88,15 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         while !control.isStopped {
             let now = MonotonicClock.now()
             if let end, now >= end { break }
-            // Wake at least every 20 ms: timed audio is due that often, and stop is checked.
-            let wake = min(now + 20_000_000, end ?? .max)
+            // Wake at least every 10 ms: receivers' feedback is answered, timed audio is due
+            // every 20 ms, and stop is checked.
+            let wake = min(now + MediaLoop.feedbackSlice, end ?? .max)
             switch mailbox.take(until: wake) {
             case .closed: return
             case .timedOut: break
             case .event(let event): try handle(event)
             }
+            videoPath?.serviceFeedback(now: MonotonicClock.now())
             try pumpTimedAudio()
             refreshCounters()
         }

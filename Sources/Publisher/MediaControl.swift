@@ -29,10 +29,16 @@ final class MediaControl: Sendable {
 
     /// The counters with what the sender knows filled in (packets, destinations).
     func snapshot() -> PublishStatistics {
-        let (packets, destinations) = sender.withLock { ($0.packetsSent, $0.destinations.count) }
+        let (packets, destinations, feedback) = sender.withLock { sender in
+            (
+                sender.packetsSent, sender.destinations.count,
+                Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a })
+            )
+        }
         return statistics.withLock {
             $0.packetsSent = packets
             $0.destinations = destinations
+            $0.feedback = feedback
             return $0
         }
     }

@@ -60,6 +60,11 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                 receivedAt = MonotonicClock.now()
                 capture = due
             } else {
+                // Wait for the frame in slices, answering receivers' feedback in between.
+                while MonotonicClock.now() + Self.feedbackSlice < due {
+                    videoPath.serviceFeedback(now: MonotonicClock.now())
+                    Self.sleep(until: MonotonicClock.now() + Self.feedbackSlice)
+                }
                 Self.sleep(until: due)
                 let now = MonotonicClock.now()
                 // Behind by more than a frame (an encoder slower than the source): skip this
@@ -73,6 +78,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                 capture = sanitizedCaptureTime(index: index, arrival: now)
             }
             guard let frame = try video.nextFrame(captureTime: capture) else { break }
+            videoPath.serviceFeedback(now: MonotonicClock.now())
             try videoPath.send(frame, receivedAt: receivedAt)
             // Audio up to the end of this frame's period, in 20 ms packets on the same timeline
             // (counted in time: a WAV input has its own rate until the mixer resamples it).
@@ -102,6 +108,9 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
     private func makeAudio() throws -> ((Int) throws -> AudioChunk?)? {
         try TimedAudioSource.make(options.audio, start: start, loop: options.loop)
     }
+
+    /// Longest wait between two looks at the receivers' feedback.
+    static let feedbackSlice: UInt64 = 10_000_000
 
     static func sleep(until deadline: UInt64) {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))

@@ -22,6 +22,18 @@ public struct PublishOptions: Sendable {
     public var height = 720
     public var frameRate = 30
     public var videoBitrateKbps = 1800
+    /// Bounds for the loss-based rate control (Docs/feedback.md); nil maximum = the start rate,
+    /// so receivers can lower the rate and give it back but never push it past what was asked.
+    public var minVideoBitrateKbps = 150
+    public var maxVideoBitrateKbps: Int?
+    /// How NACKed packets are resent to the preview, `--to` destinations and subscribers.
+    public var retransmission: DestinationOptions.Retransmission = .sameSSRC
+    /// Write `RTP/SAVPF`, `a=rtcp-fb` (and RTX with `retransmission == .rtx`) into the SDP
+    /// files, so receivers that can send feedback know they may.
+    public var advertiseFeedback = false
+    /// Accept feedback in clear RTCP from the preview and `--to` receivers (Janus sends PLI and
+    /// REMB unencrypted). Off: only SRTCP with the destination's key counts.
+    public var acceptClearFeedback = false
     public var audioBitrate = 96_000
     /// Frames between IDRs; nil = 2 s.
     public var keyFrameInterval: Int?
@@ -52,6 +64,15 @@ public struct PublishOptions: Sendable {
     public init(room: String, uid: String) {
         self.room = room
         self.uid = uid
+    }
+
+    /// What each preview and `--to` destination does with feedback.
+    public var destinationOptions: DestinationOptions {
+        DestinationOptions(
+            retransmission: retransmission,
+            acceptsUnauthenticatedFeedback: acceptClearFeedback,
+            advertisesFeedback: advertiseFeedback || retransmission == .rtx
+        )
     }
 
     /// Whether the stream has an audio track.

@@ -107,6 +107,9 @@ public final class PublishSession: @unchecked Sendable {
         configuration.suite = options.suite
         configuration.mtu = options.mtu
         configuration.sessionBandwidth = Double(options.videoBitrateKbps * 1000 + options.audioBitrate)
+        configuration.feedback.bitrate.start = options.videoBitrateKbps * 1000
+        configuration.feedback.bitrate.minimum = min(options.minVideoBitrateKbps, options.videoBitrateKbps) * 1000
+        configuration.feedback.bitrate.maximum = (options.maxVideoBitrateKbps ?? options.videoBitrateKbps) * 1000
         let sender: MediaSender
         do {
             sender = try MediaSender(configuration: configuration, origin: start)
@@ -122,7 +125,12 @@ public final class PublishSession: @unchecked Sendable {
                     videoPort: options.previewVideoPort,
                     audioPort: hasAudio ? options.previewAudioPort : nil
                 )
-                targets.append((try sender.addDestination(id: "preview", address: address), options.previewSDPPath))
+                targets.append(
+                    (
+                        try sender.addDestination(id: "preview", address: address, options: options.destinationOptions),
+                        options.previewSDPPath
+                    )
+                )
             }
             for to in options.staticDestinations {
                 let address = try DestinationAddress(
@@ -130,7 +138,16 @@ public final class PublishSession: @unchecked Sendable {
                     videoPort: to.port,
                     audioPort: hasAudio ? to.port + 2 : nil
                 )
-                targets.append((try sender.addDestination(id: "to:\(to)", address: address), options.sdpPath(for: to)))
+                targets.append(
+                    (
+                        try sender.addDestination(
+                            id: "to:\(to)",
+                            address: address,
+                            options: options.destinationOptions
+                        ),
+                        options.sdpPath(for: to)
+                    )
+                )
             }
         } catch {
             throw UsageError("\(error)")
@@ -224,6 +241,7 @@ public final class PublishSession: @unchecked Sendable {
             throw UsageError("no video input")
         }
         control.statistics.withLock {
+            $0.videoBitrateTargetKbps = options.videoBitrateKbps
             $0.destinations = announcedTargets.count
             $0.signaling = options.signal == nil ? "off" : "connecting"
         }

@@ -24,6 +24,11 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     /// The capture process (`--ingest`): "off" without one, else waiting, streaming or paused.
     public var capture = "off"
     public var captureSessions = 0
+    /// The encoder's video bitrate now (moved by receivers' loss reports and REMB).
+    public var videoBitrateTargetKbps = 0
+    public var bitrateChangesRefused = 0
+    /// What each destination's receiver reported back (RTCP RR, NACK, PLI/FIR, REMB), by id.
+    public var feedback: [String: FeedbackStatistics] = [:]
 
     public init() {}
 
@@ -35,9 +40,13 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let vkbps = Double(new.videoBytes - old.videoBytes) * 8 / s / 1000
         let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
         let capture = new.capture == "off" ? "" : " | capture \(new.capture)"
+        let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
+        let rate =
+            new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
+            ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
         return String(
             format:
-                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@%@",
+                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@%@%@%@",
             fpsIn,
             fpsOut,
             vkbps,
@@ -47,8 +56,22 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             new.subscribers,
             new.framesDropped,
             new.signaling,
-            capture
+            capture,
+            rate,
+            feedback
         )
+    }
+
+    /// The destination whose receiver reports the most loss (ties: the longest round trip), the
+    /// one the status line shows; nil while no receiver has reported.
+    public var worstFeedback: (id: String, statistics: FeedbackStatistics)? {
+        feedback.filter { $0.value.video != nil || $0.value.rtcpPackets > 0 }
+            .max { a, b in
+                let (la, lb) = (a.value.video?.fractionLost ?? 0, b.value.video?.fractionLost ?? 0)
+                if la != lb { return la < lb }
+                return (a.value.video?.roundTripMilliseconds ?? 0) < (b.value.video?.roundTripMilliseconds ?? 0)
+            }
+            .map { (id: $0.key, statistics: $0.value) }
     }
 
     /// The `--stats-json` record: counters plus the rates over the last interval.

@@ -87,7 +87,10 @@ struct RoomPresence {
                 let destination = try sender.addDestination(
                     id: "sub:\(request.subscriber)",
                     address: address,
-                    suite: suite
+                    suite: suite,
+                    options: DestinationOptions(
+                        retransmission: options.retransmission == .rtx ? .sameSSRC : options.retransmission
+                    )
                 )
                 guard let sets = sender.parameterSets else {
                     throw PublishError("no key frame encoded yet")

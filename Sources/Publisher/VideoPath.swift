@@ -63,6 +63,26 @@ final class VideoPath {
         }
     }
 
+    /// Reads what receivers sent back (RR, NACK, PLI/FIR, REMB; `MediaSender.pollFeedback`),
+    /// lets the sender resend what was NACKed, and applies the rest to the encoder: an IDR for
+    /// a picture loss, a new bitrate when the receivers' loss moved it. Called between frames
+    /// and while waiting for one, so a NACK waits at most ~10 ms for its answer.
+    func serviceFeedback(now: UInt64) {
+        let actions = control.sender.withLock { $0.pollFeedback(now: now) }
+        if actions.keyFrameRequested { control.requestKeyFrame() }
+        if let target = actions.targetBitrate {
+            let kbps = target / 1000
+            do {
+                try encoder.setBitrate(kbps: kbps)
+                control.statistics.withLock { $0.videoBitrateTargetKbps = kbps }
+            } catch {
+                // Out of the encoder's range: the policy's bounds come from validated options,
+                // so this is a bug; keep the current rate rather than stop the stream.
+                control.statistics.withLock { $0.bitrateChangesRefused += 1 }
+            }
+        }
+    }
+
     /// The encoder's first IDR carries these; the SDP's `sprop-parameter-sets` too.
     func parameterSets() throws -> (sps: [UInt8], pps: [UInt8]) { try encoder.parameterSets() }
 }

@@ -42,6 +42,15 @@ struct RTCPublish: AsyncParsableCommand {
     var size = "1280x720"
     @Option(help: "Test-source frame rate.") var fps = 30
     @Option(help: "Video bitrate, kbit/s.") var videoBitrate = 1800
+    @Option(help: "Lowest video bitrate receivers' loss may push the encoder to, kbit/s.") var minVideoBitrate = 150
+    @Option(help: "Highest video bitrate the rate control may return to, kbit/s (default: --video-bitrate).")
+    var maxVideoBitrate: Int?
+    @Option(help: "Resend NACKed packets: same-ssrc, rtx (RFC 4588, advertised in the SDP files) or off.")
+    var nack = "same-ssrc"
+    @Flag(help: "Write RTP/SAVPF and a=rtcp-fb (nack, nack pli, ccm fir, goog-remb) into the SDP files.")
+    var rtcpFb = false
+    @Flag(help: "Accept clear (unauthenticated) RTCP feedback from the preview and --to receivers (Janus).")
+    var acceptClearFeedback = false
     @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
     @Option(help: "Frames between key frames (default: 2 s).") var keyint: Int?
     @Option(help: "x264 preset.") var preset = "veryfast"
@@ -142,6 +151,31 @@ struct RTCPublish: AsyncParsableCommand {
         o.frameRate = fps
         o.videoBitrateKbps = videoBitrate
         o.audioBitrate = audioBitrate
+        guard H264Encoder.Configuration.bitrateRange.contains(minVideoBitrate),
+            minVideoBitrate <= videoBitrate
+        else {
+            throw PublishSession.UsageError(
+                "--min-video-bitrate \(minVideoBitrate) must be within \(H264Encoder.Configuration.bitrateRange) and at most --video-bitrate"
+            )
+        }
+        o.minVideoBitrateKbps = minVideoBitrate
+        if let maxVideoBitrate {
+            guard H264Encoder.Configuration.bitrateRange.contains(maxVideoBitrate), maxVideoBitrate >= videoBitrate
+            else {
+                throw PublishSession.UsageError(
+                    "--max-video-bitrate \(maxVideoBitrate) must be within \(H264Encoder.Configuration.bitrateRange) and at least --video-bitrate"
+                )
+            }
+            o.maxVideoBitrateKbps = maxVideoBitrate
+        }
+        switch nack {
+        case "same-ssrc": o.retransmission = .sameSSRC
+        case "rtx": o.retransmission = .rtx
+        case "off": o.retransmission = .off
+        default: throw PublishSession.UsageError("--nack '\(nack)' is not same-ssrc, rtx or off")
+        }
+        o.advertiseFeedback = rtcpFb
+        o.acceptClearFeedback = acceptClearFeedback
         o.keyFrameInterval = keyint
         o.preset = preset
         o.encoderThreads = threads
