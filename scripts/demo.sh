@@ -46,9 +46,10 @@ PLAY="ffmpeg -hide_banner -nostdin -v error -protocol_whitelist file,udp,rtp -i 
 
 echo
 echo "== What the viewer's ffmpeg received in ${SECONDS_TO_RUN} s"
-awk -F', *' '/^#tb 0:/ { split($0, a, "/"); den = a[2] }
+# "#tb 0: 1/30" or "1001/30000": ticks per second is den/num.
+awk -F', *' '/^#tb 0:/ { sub(/^#tb 0: */, ""); split($0, a, "/"); rate = a[2] / a[1] }
   !/^#/ && $1 == 0 { n++; if (n == 1) first = $3; last = $3 }
-  END { if (n > 1 && den > 0) printf "video: %d frames, %.2f fps by RTP timestamps\n", n, (n - 1) / ((last - first) / den);
+  END { if (n > 1 && rate > 0) printf "video: %d frames, %.2f fps by RTP timestamps\n", n, (n - 1) / ((last - first) / rate);
         else print "video: no frames" }' "$OUT/frames.crc"
 "$BIN/rtc-encode" read-timecodes --size 1280x16 < "$OUT/strip.gray" | sed 's/^/video: /'
 bytes=$(stat -c %s "$OUT/audio.pcm" 2>/dev/null || echo 0)
