@@ -27,17 +27,19 @@ lint:
 # Four runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
 # host). The media tests block it (x264 encodes, waiting on ffmpeg), which starves the in-process
 # signaling server's actor for seconds and trips its liveness timers; the feedback tests
-# time NACK round trips through a lossy relay; and the ingest and
+# time NACK round trips through a lossy relay (against our receiver, then GStreamer); and the ingest and
 # end-to-end suites stream in real time (a capture simulator, the real executables), which must
 # not fight the unit tests for the two cores. Each gets a run of its own; nothing is skipped.
 test: setup
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint
-	$(SWIFT) test --skip 'SignalingTests|IngestTests|FeedbackTests|EndToEndTests'
-	$(SWIFT) test --filter 'SignalingTests\.'
-	$(SWIFT) test --filter 'FeedbackTests\.'
-	$(SWIFT) test --filter 'IngestTests\.'
-	$(SWIFT) test --filter 'EndToEndTests\.' 
+	$(SWIFT) test --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|EndToEndTests)\.'
+	$(SWIFT) test --filter '^SignalingTests\.'
+	$(SWIFT) test --filter '^FeedbackTests\.'
+	$(SWIFT) test --filter '^PeerFeedbackTests\.'
+	$(SWIFT) test --filter '^IngestTests\.'
+	$(SWIFT) test --filter '^EndToEndTests\.'
+
 
 ## demo: encode the built-in test source, decode it with ffmpeg, show what came back
 demo: release

@@ -211,6 +211,11 @@ let package = Package(
             name: "FeedbackTests",
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
         ),
+        // RTCP feedback with a real peer: GStreamer's rtpbin reports, NACKs and asks for key frames.
+        .testTarget(
+            name: "PeerFeedbackTests",
+            dependencies: ["Publisher", "Media", "RTP", "SRTP", "Transport", "TestSupport"]
+        ),
         .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]

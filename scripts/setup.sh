@@ -13,6 +13,11 @@ PACKAGES=(
   ffmpeg           # the real receiver the tests decode our output with
   python3-cryptography  # the independent RFC 3711 reference the SRTP tests cross-check libsrtp with
   python3          # runs that reference
+  gstreamer1.0-tools         # gst-launch-1.0: the real RTCP feedback peer (NACK, PLI, RR)
+  gstreamer1.0-plugins-base  # its basic elements
+  gstreamer1.0-plugins-good  # rtpbin, rtph264depay, udpsrc/udpsink
+  gstreamer1.0-plugins-bad   # srtpdec/srtpenc
+  gstreamer1.0-libav         # avdec_h264
 )
 
 missing=()
