@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
 
-.PHONY: all setup build release lint test demo fuzz clean
+.PHONY: all setup build release lint test demo fuzz bench clean
 
 all: build
 
@@ -49,5 +49,9 @@ demo: release
 fuzz: setup
 	@bash scripts/fuzz.sh
 
+## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks)
+bench: release
+	@bash scripts/bench.sh
+
 clean:
-	rm -rf .build Fuzz/.build out
+	rm -rf .build Fuzz/.build Benchmarks/.build out

@@ -19,6 +19,9 @@ let package = Package(
         .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "rtc-capture-sim", targets: ["rtc-capture-sim"]),
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
+        // For the micro-benchmarks in Benchmarks/ (a package of its own).
+        .library(name: "Publisher", targets: ["Publisher"]),
+        .library(name: "Transport", targets: ["Transport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

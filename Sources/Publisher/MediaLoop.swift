@@ -55,9 +55,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         while frames.map({ index < $0 }) ?? true, !control.isStopped {
             let due = start + UInt64(Double(index) * period)
             let capture: UInt64
-            let receivedAt: UInt64
             if options.unpaced {
-                receivedAt = MonotonicClock.now()
                 capture = due
             } else {
                 // Wait for the frame in slices, answering receivers' feedback in between.
@@ -74,11 +72,13 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                     index += 1
                     continue
                 }
-                receivedAt = now
                 capture = sanitizedCaptureTime(index: index, arrival: now)
             }
             guard let frame = try video.nextFrame(captureTime: capture) else { break }
-            videoPath.serviceFeedback(now: MonotonicClock.now())
+            // "Frame in" is when the picture exists (read from the file, drawn by the test
+            // source), as a capture process's frame exists when it arrives.
+            let receivedAt = MonotonicClock.now()
+            videoPath.serviceFeedback(now: receivedAt)
             try videoPath.send(frame, receivedAt: receivedAt)
             // Audio up to the end of this frame's period, in 20 ms packets on the same timeline
             // (counted in time: a WAV input has its own rate until the mixer resamples it).

@@ -6,13 +6,14 @@ import Media
 #endif
 
 /// Encodes a source with the product's own converter, mixer and encoders and writes files any
-/// player opens, or reads back the synthetic source's timecodes from decoded pictures.
-@main
+/// player opens, or reads back the synthetic source's timecodes from decoded pictures. Top-level
+/// code rather than `@main`: the command's subcommands live in files of their own.
 struct RTCEncode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtc-encode",
-        abstract: "Encode a source to H.264 + Ogg Opus files, or read timecodes from decoded frames.",
-        subcommands: [Encode.self, ReadTimecodes.self],
+        abstract:
+            "Encode a source to H.264 + Ogg Opus files, read timecodes from decoded frames, or write and encode benchmark inputs.",
+        subcommands: [Encode.self, ReadTimecodes.self, Generate.self, Floor.self],
         defaultSubcommand: Encode.self
     )
 }
@@ -131,3 +132,5 @@ struct ReadTimecodes: ParsableCommand {
         print(report)
     }
 }
+
+RTCEncode.main()

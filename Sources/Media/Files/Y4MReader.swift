@@ -18,6 +18,12 @@ public final class Y4MReader {
     private let dataStart: Int
     private var offset: Int
     private var framesInPass = 0
+    /// The planes frames are read into, reused: a frame the caller has let go of by the next
+    /// read is overwritten in place (one `pread` per plane, no allocation, no zero-fill), and a
+    /// frame still held is kept intact by copy-on-write.
+    private var y: [UInt8] = []
+    private var u: [UInt8] = []
+    private var v: [UInt8] = []
 
     static let maxLine = 1024
     /// Colour spaces with 8-bit 4:2:0 planes (they differ only in chroma siting).
@@ -105,10 +111,10 @@ public final class Y4MReader {
         let ch = (height + 1) / 2
         let lumaBytes = width * height
         let chromaBytes = cw * ch
-        let y = try file.read(count: lumaBytes, at: next)
-        let u = try file.read(count: chromaBytes, at: next + lumaBytes)
-        let v = try file.read(count: chromaBytes, at: next + lumaBytes + chromaBytes)
-        let got = y.count + u.count + v.count
+        let got =
+            try Self.fill(&y, count: lumaBytes, from: file, at: next)
+            + Self.fill(&u, count: chromaBytes, from: file, at: next + lumaBytes)
+            + Self.fill(&v, count: chromaBytes, from: file, at: next + lumaBytes + chromaBytes)
         guard got == lumaBytes + 2 * chromaBytes else {
             throw MediaError(
                 .truncated,
@@ -119,6 +125,19 @@ public final class Y4MReader {
         framesRead += 1
         framesInPass += 1
         return VideoFrame(uncheckedWidth: width, height: height, y: y, u: u, v: v, captureTime: captureTime)
+    }
+
+    /// Reads `count` bytes at `offset` into `plane`, sized once; returns the bytes read.
+    private static func fill(
+        _ plane: inout [UInt8],
+        count: Int,
+        from file: POSIXFile,
+        at offset: Int
+    ) throws(MediaError) -> Int {
+        if plane.count != count { plane = [UInt8](repeating: 0, count: count) }
+        return try plane.withUnsafeMutableBufferPointer { (buffer) throws(MediaError) in
+            try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+        }
     }
 }
 

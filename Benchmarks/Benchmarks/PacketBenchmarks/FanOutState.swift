@@ -1,0 +1,61 @@
+import Media
+import Publisher
+import Transport
+
+/// A `MediaSender` with N destinations, all pointing at one loopback sink (RTP port and the
+/// RTCP port above it), fed a single-packet access unit: each iteration costs one packetization
+/// plus N × (copy, `srtp_protect`, `sendto`). The sink is drained between iterations, outside
+/// the measurement.
+final class FanOutState {
+    private let sender: MediaSender
+    private let sinks: [UDPSocket]
+    private let scratch: UnsafeMutableRawBufferPointer
+    private var unit: H264AccessUnit
+    private var frame: UInt64 = 0
+
+    init(destinations: Int) throws {
+        sinks = try Self.bindPortPair()
+        sender = try MediaSender(configuration: .init(cname: "bench@127.0.0.1"), origin: MonotonicClock.now())
+        let port = sinks[0].localAddress.port
+        for index in 0..<destinations {
+            let address = try DestinationAddress(host: "127.0.0.1", videoPort: port, audioPort: nil)
+            try sender.addDestination(id: "viewer-\(index)", address: address)
+        }
+        let nal = H264Samples.slice(type: 1, bytes: 1_100)
+        unit = H264AccessUnit(data: nal, nalRanges: [0..<nal.count], captureTime: 0, isKeyFrame: false)
+        scratch = .allocate(byteCount: 65_536, alignment: 8)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Sends the access unit as the next frame (33 ms later in capture time).
+    func sendOnePacket() {
+        frame += 1
+        unit.captureTime = frame * 33_333_333
+        try? sender.send(video: unit)
+    }
+
+    /// Reads everything waiting on the sink sockets.
+    func drain() {
+        for sink in sinks {
+            while sink.receive(into: scratch) != nil {}
+        }
+    }
+
+    /// Two sockets on adjacent loopback ports (RTP on an even port, RTCP on the next, RFC 3550
+    /// §11), so no datagram meets a closed port.
+    private static func bindPortPair() throws -> [UDPSocket] {
+        var lastError: Error?
+        for _ in 0..<64 {
+            let rtp = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
+            guard rtp.localAddress.port % 2 == 0, rtp.localAddress.port < 65_535 else { continue }
+            do {
+                let rtcp = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: rtp.localAddress.port + 1))
+                return [rtp, rtcp]
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? TransportError(.bind, "no free pair of adjacent loopback UDP ports")
+    }
+}

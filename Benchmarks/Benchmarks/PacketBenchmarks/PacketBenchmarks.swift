@@ -1,0 +1,67 @@
+import Benchmark
+import Media
+import Publisher
+import RTP
+import SRTP
+import Transport
+
+/// The per-packet steps of the media path: payloading (RFC 6184, RFC 7587), SRTP protect
+/// (RFC 3711) and the fan-out to N destinations. Each benchmark counts mallocs, so the table
+/// states allocations per packet as well as time.
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 10,
+        maxDuration: .seconds(1),
+        maxIterations: 100_000
+    )
+
+    // What the harness itself costs per iteration (its own mallocs included): the report
+    // subtracts it, so the other rows count only the code under test.
+    Benchmark("Harness: empty iteration") { benchmark in
+        for _ in benchmark.scaledIterations { blackHole(benchmark.currentIteration) }
+    }
+
+    // The packet count goes into the name, so the report can state the cost per packet.
+    let frames = [
+        ("100 KB IDR with SPS+PPS", [H264Samples.sps, H264Samples.pps, H264Samples.slice(type: 5, bytes: 100_000)]),
+        ("9 KB P frame", [H264Samples.slice(type: 1, bytes: 9_000)]),
+    ]
+    for (what, nalUnits) in frames {
+        let packets = (try? H264PayloadState(nalUnits: nalUnits).packetCount()) ?? 0
+        Benchmark("H.264 payload: \(what), MTU 1200 (\(packets) packets)") { benchmark, state in
+            for _ in benchmark.scaledIterations { blackHole(state.packetize()) }
+        } setup: {
+            try H264PayloadState(nalUnits: nalUnits)
+        }
+    }
+
+    Benchmark("Opus payload: one 20 ms packet of 240 B (1 packet)") { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(state.packetize()) }
+    } setup: {
+        try OpusPayloadState()
+    }
+
+    Benchmark("SRTP protect: one 1200-byte packet, AES-CM-128 + HMAC-SHA1-80 (1 packet)") { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(state.protectNext()) }
+    } setup: {
+        try ProtectState(clearLength: 1200 - SRTPSuite.aesCM128HmacSHA1_80.rtpTrailerLength)
+    }
+
+    for destinations in [1, 10, 100] {
+        let noun = destinations == 1 ? "destination" : "destinations"
+        Benchmark("Fan-out: one 1100 B video packet to \(destinations) \(noun), copy + protect + sendto each") {
+            benchmark,
+            state in
+            for _ in benchmark.scaledIterations {
+                state.drain()
+                benchmark.startMeasurement()
+                state.sendOnePacket()
+                benchmark.stopMeasurement()
+            }
+        } setup: {
+            try FanOutState(destinations: destinations)
+        }
+    }
+}

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Turns one `scripts/bench.sh` run into Markdown tables, prints them and rewrites the marked
+sections of Docs/benchmarks.md (prose outside the markers is kept).
+
+  macro: the end-to-end rows (manifest of runs: /usr/bin/time output, sink counts, JSON lines)
+  micro: the ordo-one/benchmark results (histogramPercentiles TSV files)
+"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+INPUT_FRAMES = 300  # 10 s at 30 fps, what `rtc-encode generate` writes
+NOISY = 0.25  # a row whose range exceeds 25 % of its median is flagged
+TOOLS = {"rtc-publish": "rtc-publish", "ffmpeg": "FFmpeg", "gstreamer": "GStreamer", "floor": "floor (H264Encoder alone)"}
+
+
+def shell(command):
+    try:
+        return subprocess.run(command, shell=True, capture_output=True, text=True, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine():
+    model = shell("lscpu | sed -n 's/^Model name: *//p' | head -1") or "unknown CPU"
+    return f"{shell('nproc') or '?'} cores, {model}, {shell('uname -r')}"
+
+
+def versions():
+    ffmpeg = shell("ffmpeg -hide_banner -version | head -1")
+    gst = shell("gst-launch-1.0 --version | sed -n 2p")
+    x264 = shell("dpkg-query -W -f='${Package} ${Version}' 'libx264-[0-9]*' 2>/dev/null | head -1")
+    swift = shell("swift --version 2>/dev/null | head -1")
+    return "; ".join(v for v in (ffmpeg, gst, x264, swift) if v)
+
+
+def last_json_line(path, predicate):
+    try:
+        with open(path) as handle:
+            lines = [line for line in handle if line.strip().startswith("{")]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if predicate(record):
+            return record
+    return None
+
+
+def read_run(tool, mode, preset, threads, run, rc, directory):
+    row = {"tool": tool, "mode": mode, "preset": preset, "threads": int(threads), "run": int(run)}
+    if rc == "missing":
+        row["missing"] = True
+        return row
+    row["rc"] = int(rc)
+    try:
+        with open(os.path.join(directory, "time.txt")) as handle:
+            wall, user, system, rss = handle.read().split()[-4:]
+        row.update(wall=float(wall), cpu=float(user) + float(system), rss_mb=int(rss) / 1024)
+    except (OSError, ValueError):
+        row["rc"] = row["rc"] or -1
+    if row["rc"] != 0:
+        try:
+            with open(os.path.join(directory, "stderr.txt")) as handle:
+                row["error"] = " ".join(handle.read().split())[-160:]
+        except OSError:
+            row["error"] = ""
+        return row
+    frames = INPUT_FRAMES
+    if tool == "rtc-publish":
+        final = last_json_line(os.path.join(directory, "stats.jsonl"), lambda r: r.get("final") is True)
+        if final:
+            frames = final.get("frames", frames)
+            row["latency"] = final.get("frameLatencyMs")
+            row["encode"] = final.get("encodeMs")
+        else:
+            status = last_json_line(os.path.join(directory, "stats.jsonl"), lambda r: "totals" in r)
+            if status:
+                frames = status["totals"].get("framesIn", frames) or frames
+    elif tool == "floor":
+        final = last_json_line(os.path.join(directory, "stdout.txt"), lambda r: r.get("final") is True)
+        if final:
+            frames = final.get("frames", frames)
+            row["encode"] = final.get("encodeMs")
+    try:
+        with open(os.path.join(directory, "sink.json")) as handle:
+            sink = json.load(handle)
+        video = min(sink, key=int)  # the first port is video RTP
+        row["sink_frames"] = sink[video]["markers"]
+        row["sink_packets"] = sum(port["packets"] for port in sink.values())
+    except (OSError, ValueError, KeyError):
+        pass
+    row["frames"] = frames
+    row["cpu_ms_per_frame"] = row["cpu"] * 1000 / max(frames, 1)
+    row["cpu_percent"] = row["cpu"] / max(row["wall"], 1e-3) * 100
+    row["fps"] = frames / max(row["wall"], 1e-3)
+    return row
+
+
+def summary(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    median = statistics.median(values)
+    spread = max(values) - min(values)
+    return {"median": median, "min": min(values), "max": max(values), "noisy": median > 0 and spread / median > NOISY}
+
+
+def cell(stat, digits=2):
+    if stat is None:
+        return "n/a"
+    if stat["min"] == stat["max"]:
+        return f"{stat['median']:.{digits}f}"
+    mark = " ⚠" if stat["noisy"] else ""
+    return f"{stat['median']:.{digits}f} ({stat['min']:.{digits}f}–{stat['max']:.{digits}f}){mark}"
+
+
+def percentiles_cell(runs, key):
+    """p50/p99/max of a per-run JSON block, as medians over the runs."""
+    blocks = [r.get(key) for r in runs if isinstance(r.get(key), dict)]
+    if not blocks:
+        return "n/a"
+    parts = []
+    for name in ("p50", "p99", "max"):
+        values = [b[name] for b in blocks if isinstance(b.get(name), (int, float))]
+        parts.append(f"{statistics.median(values):.1f}" if values else "?")
+    return " / ".join(parts)
+
+
+def macro(args):
+    runs = []
+    with open(args.manifest) as handle:
+        for line in handle:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 7:
+                runs.append(read_run(*fields))
+    configs = []
+    for r in runs:
+        key = (r["preset"], r["threads"])
+        if key not in configs:
+            configs.append(key)
+    order = [("rtc-publish", "paced"), ("ffmpeg", "paced"), ("gstreamer", "paced"),
+             ("rtc-publish", "unpaced"), ("ffmpeg", "unpaced"), ("gstreamer", "unpaced"), ("floor", "unpaced")]
+    count = max((r["run"] for r in runs), default=0)
+    lines = [
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}; "
+        f"load average {args.load} (before -> after).  ",
+        f"Versions: {versions()}.  ",
+        f"Command: `{args.command}` ({count} interleaved runs of each row, matrix `{args.matrix}`).",
+        "",
+        "Medians over the runs, range in parentheses; ⚠ marks a range wider than 25 % of the median "
+        "(a neighbour was busy: compare rows of this run only). CPU is user+sys of the whole process "
+        "(`/usr/bin/time`) per frame encoded: the 300 input frames, or fewer when paced rtc-publish dropped "
+        "some (frames at sink counts the video RTP marker bits the sink saw). fps is frames over wall time, "
+        "start-up included. Latency is rtc-publish's own (frame in -> last packet of the frame sent); encode "
+        "is the encoder call alone. The floor is unpaced only: the paced rows' ratio to it includes audio and "
+        "pacing.",
+        "",
+    ]
+    medians = {}
+    for preset, threads in configs:
+        lines += [
+            f"#### x264 {preset}, {threads} thread{'s' if threads > 1 else ''}",
+            "",
+            "| row | runs ok | CPU ms/frame | CPU % of one core | fps | peak RSS MB | latency p50/p99/max ms | encode p50/p99/max ms | frames at sink |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for tool, mode in order:
+            mine = [r for r in runs if (r["tool"], r["mode"], r["preset"], r["threads"]) == (tool, mode, preset, threads)]
+            if not mine:
+                continue
+            name = f"{TOOLS[tool]}, {mode}" if tool != "floor" else TOOLS[tool]
+            if all(r.get("missing") for r in mine):
+                lines.append(f"| {name} | n/a (this rtc-publish has no --unpaced) | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
+                continue
+            ok = [r for r in mine if r.get("rc") == 0]
+            failed = [r for r in mine if r.get("rc") not in (0, None)]
+            if not ok:
+                reason = failed[0].get("error", "") if failed else ""
+                lines.append(f"| {name} | 0/{len(mine)}: failed ({reason}) | | | | | | | |")
+                continue
+            cpu = summary([r["cpu_ms_per_frame"] for r in ok])
+            rss = summary([r["rss_mb"] for r in ok])
+            medians[(preset, threads, tool, mode)] = {"cpu": cpu["median"], "rss": rss["median"]}
+            percent = cell(summary([r["cpu_percent"] for r in ok]), 1) if mode == "paced" else "—"
+            fps = cell(summary([r["fps"] for r in ok]), 0) if mode == "unpaced" else "—"
+            sink = sorted({r["sink_frames"] for r in ok if "sink_frames" in r})
+            sink_text = "/".join(str(s) for s in sink) if sink else "—"
+            latency = percentiles_cell(ok, "latency") if tool == "rtc-publish" else "—"
+            encode = percentiles_cell(ok, "encode") if tool in ("rtc-publish", "floor") else "—"
+            lines.append(
+                f"| {name} | {len(ok)}/{len(mine)} | {cell(cpu)} | {percent} | {fps} | {cell(rss, 0)} | "
+                f"{latency} | {encode} | {sink_text} |"
+            )
+        lines.append("")
+    lines += [
+        "#### Ratios (medians of this run; below 1 means rtc-publish is cheaper)",
+        "",
+        "| x264 | mode | CPU/frame vs FFmpeg | vs GStreamer | vs floor | peak RSS vs FFmpeg | vs GStreamer |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def ratio(preset, threads, mode, other_tool, other_mode, what):
+        mine = medians.get((preset, threads, "rtc-publish", mode))
+        other = medians.get((preset, threads, other_tool, other_mode))
+        if not mine or not other or other[what] <= 0:
+            return "n/a"
+        return f"{mine[what] / other[what]:.2f}"
+
+    for preset, threads in configs:
+        for mode in ("paced", "unpaced"):
+            lines.append(
+                f"| {preset}, {threads}t | {mode} | {ratio(preset, threads, mode, 'ffmpeg', mode, 'cpu')} | "
+                f"{ratio(preset, threads, mode, 'gstreamer', mode, 'cpu')} | "
+                f"{ratio(preset, threads, mode, 'floor', 'unpaced', 'cpu')} | "
+                f"{ratio(preset, threads, mode, 'ffmpeg', mode, 'rss')} | "
+                f"{ratio(preset, threads, mode, 'gstreamer', mode, 'rss')} |"
+            )
+    try:
+        with open(args.commands) as handle:
+            commands = handle.read().rstrip()
+    except OSError:
+        commands = ""
+    if commands:
+        lines += ["", "<details><summary>Exact commands of each row (run 1)</summary>", "", "```", commands, "```", "", "</details>"]
+    text = "\n".join(lines)
+    print(text)
+    write_section(args.doc, "macro", text)
+
+
+def micro_results(directory):
+    """(target, name, metric) -> {p50, p99, unit} from the histogramPercentiles TSV files."""
+    results = {}
+    scale = {"ns": 1e-3, "μs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6, "K": 1e3, "M": 1e6, "G": 1e9}
+    for path in glob.glob(os.path.join(directory, "*.histogram.percentiles.tsv")):
+        base = os.path.basename(path)[: -len(".histogram.percentiles.tsv")]
+        stem, _, metric = base.rpartition(".")
+        match = re.search(r"\.(PacketBenchmarks|MediaBenchmarks)\.", stem)
+        if not match:
+            continue
+        name = stem[match.end():].replace("_", " ")
+        with open(path) as handle:
+            header = handle.readline()
+            values = dict(line.split("\t") for line in handle if "\t" in line)
+        unit = re.search(r"\((ns|μs|us|ms|s|K|M|G)\)", header)
+        factor = scale[unit.group(1)] if unit else 1.0
+        try:
+            results[(match.group(1), name, metric)] = {
+                "p50": float(values["50"]) * factor,
+                "p99": float(values["99"]) * factor,
+            }
+        except (KeyError, ValueError):
+            continue
+    return results
+
+
+def micro(args):
+    results = micro_results(args.results_dir)
+    names = sorted({(target, name) for target, name, _ in results}, key=lambda k: (k[0] != "PacketBenchmarks", k[1]))
+    lines = [
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()} with "
+        f"ordo-one/benchmark 1.38.1 (release build, malloc counts from its MallocInterposer).  ",
+        f"Command: `{args.command}` (in Benchmarks/: `swift package benchmark run --format histogramPercentiles`).",
+        "",
+        "Wall time is per iteration (p50 and p99 over the iterations). Mallocs are per iteration (p50), "
+        "less what an empty iteration of the harness allocates ({harness}), so they count the code under "
+        "test alone. Per packet divides by the packets one iteration sends.",
+        "",
+        "| benchmark | wall p50 µs | wall p99 µs | mallocs | per packet: µs / mallocs |",
+        "|---|---|---|---|---|",
+    ]
+    harness = {
+        target: results.get((target, "Harness: empty iteration", "mallocCountTotal"), {}).get("p50", 0.0)
+        for target, _ in names
+    }
+    lines[3] = lines[3].format(
+        harness=", ".join(f"{target} {value:.0f}" for target, value in sorted(harness.items())) or "none measured"
+    )
+    fan_out = {}
+    for target, name in names:
+        wall = results.get((target, name, "wallClock"))
+        mallocs = results.get((target, name, "mallocCountTotal"))
+        if not wall or name.startswith("Harness"):
+            continue
+        net = max(0.0, mallocs["p50"] - harness.get(target, 0.0)) if mallocs else None
+        packets = re.search(r"\((\d+) packets?\)", name)
+        destinations = re.search(r"to (\d+) destinations?", name)
+        count = int(packets.group(1)) if packets else int(destinations.group(1)) if destinations else None
+        per_packet = "—"
+        if count:
+            per_malloc = f"{net / count:.2f}" if net is not None else "n/a"
+            per_packet = f"{wall['p50'] / count:.3f} / {per_malloc}"
+        if destinations:
+            fan_out[int(destinations.group(1))] = (wall["p50"], net)
+        malloc_text = f"{net:.0f}" if net is not None else "n/a"
+        digits = 3 if wall["p50"] < 10 else 1
+        lines.append(
+            f"| {name} | {wall['p50']:.{digits}f} | {wall['p99']:.{digits}f} | {malloc_text} | {per_packet} |"
+        )
+    if 1 in fan_out and 100 in fan_out:
+        (t1, m1), (t100, m100) = fan_out[1], fan_out[100]
+        extra = (t100 - t1) / 99
+        allocations = f"{(m100 - m1) / 99:.2f}" if m1 is not None and m100 is not None else "n/a"
+        lines += [
+            "",
+            f"Each extra subscriber costs {extra:.2f} µs per packet (copy + SRTP protect + sendto: "
+            f"(t100 − t1) / 99) and {allocations} allocations per packet ((mallocs100 − mallocs1) / 99).",
+        ]
+    if not names:
+        lines.append("| (no results found) | | | | |")
+    text = "\n".join(lines)
+    print(text)
+    write_section(args.doc, "micro", text)
+
+
+def write_section(doc, section, text):
+    begin, end = f"<!-- bench:{section}:begin -->", f"<!-- bench:{section}:end -->"
+    try:
+        with open(doc) as handle:
+            content = handle.read()
+    except FileNotFoundError:
+        content = "# Benchmarks\n"
+    block = f"{begin}\n<!-- Written by scripts/bench.sh; edits inside these markers are overwritten. -->\n{text}\n{end}"
+    if begin in content and end in content:
+        head, rest = content.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        content = head + block + tail
+    else:
+        content = content.rstrip("\n") + "\n\n" + block + "\n"
+    with open(doc, "w") as handle:
+        handle.write(content)
+    print(f"bench: wrote the {section} tables into {doc}", file=sys.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Benchmark tables for Docs/benchmarks.md.")
+    sub = parser.add_subparsers(dest="what", required=True)
+    m = sub.add_parser("macro")
+    m.add_argument("--manifest", required=True)
+    m.add_argument("--doc", required=True)
+    m.add_argument("--command", required=True)
+    m.add_argument("--commands", default="")
+    m.add_argument("--load", default="?")
+    m.add_argument("--matrix", default="full")
+    u = sub.add_parser("micro")
+    u.add_argument("--results-dir", required=True)
+    u.add_argument("--doc", required=True)
+    u.add_argument("--command", required=True)
+    args = parser.parse_args()
+    macro(args) if args.what == "macro" else micro(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# `make bench`: the same job done four ways, measured in one interleaved run.
+#
+# The job: 10 s of 1280x720 30 fps screen-like I420 (rtc-encode generate: the synthetic screen
+# source, fresh into out/bench/) plus 10 s of 48 kHz stereo PCM -> H.264 (libx264) + Opus
+# (libopus) -> RTP -> SRTP AES_CM_128_HMAC_SHA1_80 -> UDP on loopback, drained by a sink.
+# Rows: rtc-publish, FFmpeg, GStreamer (each paced as a live source would be, and unpaced), and
+# the floor (our H264Encoder alone, no audio, RTP, SRTP or sockets). Same x264 settings
+# everywhere: tune=zerolatency, constrained baseline, 2500 kbit/s, VBV 2500k/1500k, key frame
+# every 60, no scene cut. Each run is measured with /usr/bin/time (user+sys CPU, wall, peak RSS).
+# Rounds are interleaved (A B C D ... A B C D ...) so a noisy neighbour hits every row alike.
+#
+# Environment:
+#   BENCH_RUNS=3          runs of each row (at least 1; 3 or more gives medians and ranges)
+#   BENCH_MATRIX=full     x264 preset x threads: full = ultrafast and veryfast, each with 1 and
+#                         2 threads (about 10 minutes with 3 runs); quick = ultrafast/1 and veryfast/1
+#   BENCH_MICRO=0         1: also build and run the micro-benchmarks in Benchmarks/
+#   BENCH_MACRO=1         0: skip the end-to-end rows (with BENCH_MICRO=1: micro only)
+#   BENCH_PORT=25004      first of the four loopback ports (video RTP/RTCP, audio RTP/RTCP)
+#   BENCH_DOC=Docs/benchmarks.md  where the tables go (a marked section is rewritten)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${BENCH_RUNS:-3}
+MATRIX=${BENCH_MATRIX:-full}
+MICRO=${BENCH_MICRO:-0}
+MACRO=${BENCH_MACRO:-1}
+PORT=${BENCH_PORT:-25004}
+DOC=${BENCH_DOC:-Docs/benchmarks.md}
+OUT=out/bench
+BIN=.build/release
+COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO scripts/bench.sh"
+
+fail() { echo "bench: $*" >&2; exit 1; }
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
+[[ "$PORT" =~ ^[0-9]+$ ]] && (( PORT >= 1024 && PORT <= 65530 )) || fail "BENCH_PORT='$PORT' must be within 1024..65530"
+case "$MATRIX" in
+  full) CONFIGS=("ultrafast 1" "ultrafast 2" "veryfast 1" "veryfast 2") ;;
+  quick) CONFIGS=("ultrafast 1" "veryfast 1") ;;
+  *) fail "BENCH_MATRIX='$MATRIX' is neither 'full' nor 'quick'" ;;
+esac
+
+bash scripts/setup-bench.sh
+for element in filesrc rawvideoparse rawaudioparse audiobuffersplit clocksync x264enc rtph264pay \
+  srtpenc udpsink opusenc rtpopuspay; do
+  gst-inspect-1.0 --exists "$element" || fail "GStreamer element '$element' is missing (scripts/setup-bench.sh installs it)"
+done
+
+if [ "$MACRO" = 1 ]; then
+  if [ ! -x "$BIN/rtc-publish" ] || [ ! -x "$BIN/rtc-encode" ]; then
+    echo "bench: building release binaries"
+    swift build -c release
+  fi
+  "$BIN/rtc-encode" generate --help >/dev/null 2>&1 || fail "$BIN/rtc-encode has no 'generate' subcommand: rebuild (swift build -c release)"
+
+  rm -rf "$OUT"
+  mkdir -p "$OUT/runs"
+  "$BIN/rtc-encode" generate --seconds 10 --size 1280x720 --fps 30 --out "$OUT"
+  IN=$(cd "$OUT" && pwd)
+  PUBLISH=$(cd "$BIN" && pwd)/rtc-publish
+  ENCODE=$(cd "$BIN" && pwd)/rtc-encode
+  SINK=$(pwd)/scripts/bench-sink.py
+  UNPACED_FLAG=0
+  "$PUBLISH" --help 2>/dev/null | grep -q -- '--unpaced' && UNPACED_FLAG=1
+  [ "$UNPACED_FLAG" = 1 ] || echo "bench: this rtc-publish has no --unpaced flag: its unpaced rows are n/a"
+
+  # Fresh SRTP master key + salt (30 bytes) for the peers: base64 for FFmpeg, hex for GStreamer.
+  # rtc-publish draws its own from the system CSPRNG.
+  KEY_B64=$(head -c 30 /dev/urandom | base64 -w0)
+  KEY_HEX=$(printf '%s' "$KEY_B64" | base64 -d | od -An -tx1 | tr -d ' \n')
+  VPORT=$PORT
+  APORT=$((PORT + 2))
+  SINK_PORTS="$VPORT,$((VPORT + 1)),$APORT,$((APORT + 1))"
+
+  MANIFEST="$OUT/manifest.tsv"
+  : >"$MANIFEST"
+  : >"$OUT/commands.txt"
+
+  # Prints the command for one row, one argument per line (the run directory is the cwd).
+  command_for() {
+    local tool=$1 mode=$2 preset=$3 threads=$4
+    case "$tool" in
+      rtc-publish)
+        printf '%s\n' "$PUBLISH" --no-signal --no-preview --room bench --uid bench \
+          --video "$IN/in.y4m" --audio "$IN/in.wav" --to "127.0.0.1:$VPORT" \
+          --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset "$preset" --threads "$threads" \
+          --video-bitrate 2500 --audio-bitrate 96000 --keyint 60 --duration 10 --stats-json stats.jsonl
+        [ "$mode" = unpaced ] && printf '%s\n' --unpaced
+        ;;
+      ffmpeg)
+        local re=()
+        [ "$mode" = paced ] && re=(-re)
+        printf '%s\n' ffmpeg -nostdin -hide_banner -loglevel error \
+          "${re[@]}" -f rawvideo -pix_fmt yuv420p -s 1280x720 -framerate 30 -i "$IN/in.yuv" \
+          "${re[@]}" -f s16le -ar 48000 -ac 2 -i "$IN/in.pcm" \
+          -map 0:v -c:v libx264 -preset "$preset" -tune zerolatency -profile:v baseline \
+          -g 60 -sc_threshold 0 -b:v 2500k -maxrate 2500k -bufsize 1500k -threads "$threads" \
+          -f rtp -payload_type 96 -srtp_out_suite AES_CM_128_HMAC_SHA1_80 -srtp_out_params "$KEY_B64" \
+          "srtp://127.0.0.1:$VPORT?pkt_size=1200" \
+          -map 1:a -c:a libopus -b:a 96000 -frame_duration 20 -application audio \
+          -f rtp -payload_type 97 -srtp_out_suite AES_CM_128_HMAC_SHA1_80 -srtp_out_params "$KEY_B64" \
+          "srtp://127.0.0.1:$APORT?pkt_size=1200" -sdp_file peer.sdp
+        ;;
+      gstreamer)
+        local sync=() srtp
+        [ "$mode" = paced ] && sync=(clocksync '!')
+        srtp="key=$KEY_HEX rtp-cipher=aes-128-icm rtp-auth=hmac-sha1-80 rtcp-cipher=aes-128-icm rtcp-auth=hmac-sha1-80"
+        # With 2 threads x264 cuts each frame into 2 slices, and config-interval=-1 would put
+        # SPS/PPS before each IDR slice (ffmpeg then decodes half pictures): take x264's own
+        # in-band parameter sets, once per access unit, instead.
+        local h264caps="video/x-h264,profile=constrained-baseline" interval=-1
+        if [ "$threads" != 1 ]; then
+          h264caps="video/x-h264,profile=constrained-baseline,stream-format=byte-stream"
+          interval=0
+        fi
+        # shellcheck disable=SC2086 # $srtp is a list of properties
+        printf '%s\n' gst-launch-1.0 -q -e \
+          filesrc location="$IN/in.yuv" blocksize=1382400 '!' \
+          rawvideoparse width=1280 height=720 format=i420 framerate=30/1 '!' "${sync[@]}" \
+          x264enc tune=zerolatency speed-preset="$preset" bitrate=2500 key-int-max=60 threads="$threads" \
+          option-string=scenecut=0 '!' "$h264caps" '!' \
+          rtph264pay mtu=1200 config-interval=$interval pt=96 '!' srtpenc $srtp '!' \
+          udpsink host=127.0.0.1 port="$VPORT" sync=false async=false \
+          filesrc location="$IN/in.pcm" blocksize=3840 '!' \
+          rawaudioparse use-sink-caps=false format=pcm pcm-format=s16le sample-rate=48000 num-channels=2 '!' \
+          audiobuffersplit output-buffer-duration=1/50 '!' "${sync[@]}" \
+          opusenc bitrate=96000 frame-size=20 '!' rtpopuspay pt=97 '!' srtpenc $srtp '!' \
+          udpsink host=127.0.0.1 port="$APORT" sync=false async=false
+        ;;
+      floor)
+        printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --preset "$preset" --threads "$threads" \
+          --video-bitrate 2500 --keyint 60
+        ;;
+    esac
+  }
+
+  # Runs one row once in its own directory under /usr/bin/time, with a sink for network rows.
+  run_row() {
+    local tool=$1 mode=$2 preset=$3 threads=$4 run=$5
+    local dir="$OUT/runs/$tool-$mode-$preset-t$threads-r$run"
+    mkdir -p "$dir"
+    if [ "$tool" = rtc-publish ] && [ "$mode" = unpaced ] && [ "$UNPACED_FLAG" = 0 ]; then
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "missing" "$dir" >>"$MANIFEST"
+      return
+    fi
+    local cmd=()
+    mapfile -t cmd < <(command_for "$tool" "$mode" "$preset" "$threads")
+    if [ "$run" = 1 ]; then # keys masked, paths relative to the repository
+      local shown="${cmd[*]}"
+      shown=${shown//"$KEY_B64"/KEY40}
+      shown=${shown//"$KEY_HEX"/HEX60}
+      shown=${shown//"$IN/"/$OUT/}
+      shown=${shown//"$PUBLISH"/$BIN/rtc-publish}
+      shown=${shown//"$ENCODE"/$BIN/rtc-encode}
+      printf '# %s %s, %s, %s thread(s), in %s\n%s\n' "$tool" "$mode" "$preset" "$threads" "$dir" "$shown" >>"$OUT/commands.txt"
+    fi
+    local sink_pid=""
+    if [ "$tool" != floor ]; then
+      python3 "$SINK" --ports "$SINK_PORTS" --out "$dir/sink.json" >"$dir/sink.log" 2>&1 &
+      sink_pid=$!
+      for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
+      grep -q ready "$dir/sink.log" || { kill "$sink_pid" 2>/dev/null; fail "UDP sink did not start: $(cat "$dir/sink.log")"; }
+    fi
+    local rc=0
+    (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
+    if [ -n "$sink_pid" ]; then
+      sleep 0.2 # the last datagrams still in flight
+      kill -TERM "$sink_pid"
+      wait "$sink_pid" || true
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
+    local summary
+    summary=$(cat "$dir/time.txt" 2>/dev/null | tail -1)
+    printf 'bench: run %s/%s  %-11s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
+      "$run" "$RUNS" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
+  }
+
+  START=$(date +%s)
+  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  for run in $(seq "$RUNS"); do
+    for config in "${CONFIGS[@]}"; do
+      read -r preset threads <<<"$config"
+      for row in "rtc-publish paced" "ffmpeg paced" "gstreamer paced" \
+        "rtc-publish unpaced" "ffmpeg unpaced" "gstreamer unpaced" "floor unpaced"; do
+        read -r tool mode <<<"$row"
+        run_row "$tool" "$mode" "$preset" "$threads" "$run"
+      done
+    done
+  done
+  LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "bench: end-to-end rows took $(( $(date +%s) - START )) s"
+
+  python3 scripts/bench-report.py macro --manifest "$MANIFEST" --doc "$DOC" --command "$COMMAND" \
+    --commands "$OUT/commands.txt" --load "$LOAD_BEFORE -> $LOAD_AFTER" --matrix "$MATRIX"
+fi
+
+if [ "$MICRO" = 1 ]; then
+  rm -rf "$OUT/micro"
+  mkdir -p "$OUT/micro"
+  echo "bench: building and running the micro-benchmarks (Benchmarks/, release)"
+  (cd Benchmarks && swift package --allow-writing-to-directory "../$OUT/micro" benchmark run \
+    --format histogramPercentiles --path "../$OUT/micro" --no-progress) | tee "$OUT/micro.log"
+  python3 scripts/bench-report.py micro --results-dir "$OUT/micro" --doc "$DOC" \
+    --command "BENCH_MICRO=1 BENCH_MACRO=$MACRO scripts/bench.sh"
+fi
