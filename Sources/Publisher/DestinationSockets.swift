@@ -16,7 +16,11 @@ final class DestinationSockets {
     private static let pairAttempts = 64
 
     init(for address: DestinationAddress) throws {
-        let any = address.videoRTP.isIPv6 ? "::" : "0.0.0.0"
+        // A receiver on this machine is answered from loopback only: nothing is opened to the
+        // network for it. Any other receiver needs the wildcard of its family.
+        let target = address.videoRTP
+        let any =
+            target.isLoopback ? (target.isIPv6 ? "::1" : "127.0.0.1") : (target.isIPv6 ? "::" : "0.0.0.0")
         if address.rtcpMux {
             rtp = try UDPSocket(bindingTo: UDPAddress(host: any, port: 0))
             rtcp = rtp
