@@ -191,7 +191,13 @@ public final class PublishSession: @unchecked Sendable {
                 written.withLock { $0.append(target.path) }
                 print("SDP written: \(target.path)   play: ffplay -protocol_whitelist file,udp,rtp -i \(target.path)")
             }
-            return try StreamSDP.offer(sender: sender, sps: sets.sps, pps: sets.pps, audio: options.hasAudio)
+            return try StreamSDP.offer(
+                sender: sender,
+                sps: sets.sps,
+                pps: sets.pps,
+                audio: options.hasAudio,
+                retransmission: options.retransmission
+            )
         }
         offerContinuation.yield(offer)
         offerContinuation.finish()

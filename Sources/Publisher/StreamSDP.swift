@@ -102,7 +102,17 @@ extension StreamSDP {
     /// The description published to the room: codecs, payload types, SSRCs and parameter sets,
     /// but no keys and no address (each subscriber gets its own keys in its own answer). Port 9
     /// (discard) and 0.0.0.0 say "not an address to send to", as RFC 8866 §5.7 allows.
-    public static func offer(sender: MediaSender, sps: [UInt8], pps: [UInt8], audio: Bool) throws -> String {
+    ///
+    /// The video section says what feedback the publisher answers (`RTP/SAVPF`, `a=rtcp-fb`
+    /// nack — unless `retransmission` is off —, nack pli, ccm fir, goog-remb), so a subscriber
+    /// that can send RTCP feedback knows it may.
+    public static func offer(
+        sender: MediaSender,
+        sps: [UInt8],
+        pps: [UInt8],
+        audio: Bool,
+        retransmission: DestinationOptions.Retransmission = .sameSSRC
+    ) throws -> String {
         let any = try SDPAddress("0.0.0.0")
         var media = [
             MediaDescription(
@@ -120,6 +130,14 @@ extension StreamSDP {
                 ssrcAttributes: [.cname(ssrc: sender.video.ssrc, sender.configuration.cname)]
             )
         ]
+        let payloadType = sender.configuration.videoPayloadType
+        media[0].transport = .rtpSAVPF
+        media[0].rtcpFeedback =
+            (retransmission == .off ? [] : [.nack(payloadType: payloadType)]) + [
+                .pictureLossIndication(payloadType: payloadType),
+                .fullIntraRequest(payloadType: payloadType),
+                .receiverEstimatedMaximumBitrate(payloadType: payloadType),
+            ]
         if audio {
             media.append(
                 MediaDescription(

@@ -233,7 +233,9 @@ struct RTCPublish: AsyncParsableCommand {
             }
         }
         guard result.count <= Self.maximumStaticDestinations else {
-            throw PublishSession.UsageError("--to-file \(path): more than \(Self.maximumStaticDestinations) destinations")
+            throw PublishSession.UsageError(
+                "--to-file \(path): more than \(Self.maximumStaticDestinations) destinations"
+            )
         }
         return result
     }
