@@ -17,7 +17,7 @@ build: setup
 
 ## release: optimised binaries in .build/release
 release: setup
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 ## lint: swift-format in strict mode over all sources, as SwiftNIO's CI does
 lint:

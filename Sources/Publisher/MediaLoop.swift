@@ -74,12 +74,13 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                 }
                 capture = sanitizedCaptureTime(index: index, arrival: now)
             }
+            // Feedback first, so a NACK or PLI that came in is answered before this frame's
+            // packets, and the frame, once read, waits for nothing but the encoder.
+            videoPath.serviceFeedback(now: MonotonicClock.now())
             guard let frame = try video.nextFrame(captureTime: capture) else { break }
             // "Frame in" is when the picture exists (read from the file, drawn by the test
             // source), as a capture process's frame exists when it arrives.
-            let receivedAt = MonotonicClock.now()
-            videoPath.serviceFeedback(now: receivedAt)
-            try videoPath.send(frame, receivedAt: receivedAt)
+            try videoPath.send(frame, receivedAt: MonotonicClock.now())
             // Audio up to the end of this frame's period, in 20 ms packets on the same timeline
             // (counted in time: a WAV input has its own rate until the mixer resamples it).
             let audioDue = UInt64(Double(index + 1) * period)
