@@ -40,10 +40,10 @@ case "$MATRIX" in
   *) fail "BENCH_MATRIX='$MATRIX' is neither 'full' nor 'quick'" ;;
 esac
 
-bash scripts/setup-bench.sh
+bash scripts/setup.sh bench
 for element in filesrc rawvideoparse rawaudioparse audiobuffersplit clocksync x264enc rtph264pay \
   srtpenc udpsink opusenc rtpopuspay; do
-  gst-inspect-1.0 --exists "$element" || fail "GStreamer element '$element' is missing (scripts/setup-bench.sh installs it)"
+  gst-inspect-1.0 --exists "$element" || fail "GStreamer element '$element' is missing (scripts/setup.sh bench installs it)"
 done
 
 if [ "$MACRO" = 1 ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the demo need, and only those missing.
-# Safe to run twice: a second run finds everything present and installs nothing.
+# `setup.sh bench` adds what `make bench` needs beyond that (the peers' remaining elements, GNU
+# time). Safe to run twice: a second run finds everything present and installs nothing.
 set -euo pipefail
 
 PACKAGES=(
@@ -19,6 +20,16 @@ PACKAGES=(
   gstreamer1.0-plugins-bad   # srtpdec/srtpenc
   gstreamer1.0-libav         # avdec_h264
 )
+
+if [ "${1:-}" = "bench" ]; then
+  PACKAGES+=(
+    time                       # /usr/bin/time: CPU, wall and peak RSS of each benchmark run
+    libgstreamer1.0-0          # filesrc, clocksync (coreelements)
+    gstreamer1.0-plugins-ugly  # x264enc, the GStreamer peer's encoder
+  )
+elif [ -n "${1:-}" ]; then
+  echo "setup: unknown package group '$1' (only 'bench')" >&2; exit 2
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,6 +1,7 @@
 /// The malformed message `rtc-capture-sim --garbage` sends, one per way the host must refuse input.
 public enum GarbageKind: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// A header whose magic is `XXXX`.
+    /// A message in the seeds' framing, an '&' marker byte where the magic belongs: what a
+    /// capture side written for the old host sends.
     case badMagic = "bad-magic"
     /// A well-framed message of type 0x7F.
     case unknownType = "unknown-type"
@@ -25,7 +26,7 @@ public enum GarbageKind: String, Sendable, CaseIterable, CustomStringConvertible
         var header = Self.header(type: 0x02, length: 0)
         switch self {
         case .badMagic:
-            header.replaceSubrange(0..<4, with: Array("XXXX".utf8))
+            header.replaceSubrange(0..<4, with: [UInt8(ascii: "&"), 0, 0, 0])
             return header
         case .unknownType:
             return Self.header(type: 0x7F, length: 0)
