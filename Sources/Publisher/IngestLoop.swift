@@ -73,16 +73,8 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         (videoPath?.latency.summary, videoPath?.encodeTime.summary)
     }
 
-    func run() -> Error? {
-        do {
-            try loop()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    private func loop() throws {
+    /// Runs until the duration is reached, the ingest server closes, or `stop()`.
+    func run() throws {
         let end = options.duration.map { start + UInt64($0 * 1e9) }
         control.statistics.withLock { $0.capture = "waiting on \(server.address)" }
         while !control.isStopped {

@@ -32,18 +32,8 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         (videoPath.latency.summary, videoPath.encodeTime.summary)
     }
 
-    /// Runs until the duration is reached, the input ends, or `stop()`; then returns the error
-    /// that ended it, if any.
-    func run() -> Error? {
-        do {
-            try loop()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    private func loop() throws {
+    /// Runs until the duration is reached, the input ends, or `stop()`.
+    func run() throws {
         let fps = video.frameRate
         let period = 1e9 / fps
         let frames = options.duration.map { Int(($0 * fps).rounded()) }
@@ -123,8 +113,8 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
 /// a capture process) as the session drives them.
 protocol MediaThread: AnyObject, Sendable {
     var control: MediaControl { get }
-    /// Runs on its own thread until done; the error that ended it, if any.
-    func run() -> Error?
+    /// Runs on its own thread until done; throws what ended it early.
+    func run() throws
     /// Frame in → last packet out, and the encoder call alone; read after `run()` returned.
     var latency: (frame: LatencySummary?, encode: LatencySummary?) { get }
 }

@@ -253,7 +253,14 @@ public final class PublishSession: @unchecked Sendable {
         }
         let mediaDone: Task<Error?, Never> = Task.detached {
             await withCheckedContinuation { continuation in
-                let thread = Thread { continuation.resume(returning: thread.run()) }
+                let thread = Thread {
+                    do {
+                        try thread.run()
+                        continuation.resume(returning: nil)
+                    } catch {
+                        continuation.resume(returning: error)
+                    }
+                }
                 thread.name = "rtc-publish media"
                 thread.qualityOfService = .userInteractive
                 thread.start()
