@@ -34,12 +34,12 @@ public enum ViewerPorts {
         return false
     }
 
-    /// Finds a free block of four ports starting at an even port.
+    /// Finds a free block of four ports starting at an even port, below Linux's ephemeral range
+    /// (32768–60999): a port the kernel hands out for `bind(0)` (the publisher's own sockets on
+    /// this host, ffmpeg's) can then never take the block between this check and the player's bind.
     public static func pick(host: String) throws(TransportError) -> Int {
         for _ in 0..<200 {
-            // The kernel's choice of a free port, released before the block is checked.
-            var port = try UDPSocket(bindingTo: UDPAddress(host: host, port: 0)).localAddress.port & ~1
-            if port > 65528 || port < 1024 { port = 20_000 + Int.random(in: 0..<20_000) * 2 }
+            let port = 20_000 + Int.random(in: 0..<6_000) * 2
             if (try? check(port, host: host)) != nil { return port }
         }
         throw TransportError(.bind, "no free block of four UDP ports on \(host)")

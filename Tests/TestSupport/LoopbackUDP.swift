@@ -71,7 +71,9 @@ public final class LoopbackUDPSocket {
     }
 
     /// `count` distinct even ports P whose P + 1 is free too (RTP and RTCP, as ffmpeg expects),
-    /// held while searching so the pairs cannot overlap, then released for the receiver.
+    /// held while searching so the pairs cannot overlap, then released for the receiver. They lie
+    /// below the kernel's ephemeral range (32768–60999), so a socket another process binds to
+    /// port 0 meanwhile (the publisher's own sockets) cannot take one before the receiver binds.
     public static func freePortPairs(_ count: Int) throws -> [UInt16] {
         var held: [LoopbackUDPSocket] = []
         var ports: [UInt16] = []
@@ -79,10 +81,10 @@ public final class LoopbackUDPSocket {
         while ports.count < count {
             attempts += 1
             guard attempts < 1000 else { throw SocketFailure(operation: "find free port pair", code: 0) }
+            let port = UInt16(20_000 + Int.random(in: 0..<6_000) * 2)
+            guard !ports.contains(port) else { continue }
             let first = try LoopbackUDPSocket()
-            guard first.bind(port: 0) else { continue }
-            let port = first.boundPort
-            guard port % 2 == 0, port < 65_534 else { continue }
+            guard first.bind(port: port) else { continue }
             let second = try LoopbackUDPSocket()
             guard second.bind(port: port + 1) else { continue }
             held += [first, second]
