@@ -1,6 +1,8 @@
 # rtc-publisher: the two commands a newcomer needs are `make demo` and `make test`.
 SHELL := /bin/bash
 SWIFT ?= swift
+# Each test run keeps its log in out/test-logs and repeats its failures at the end.
+TEST_RUN := SWIFT=$(SWIFT) bash scripts/test-run.sh
 FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
 
 .PHONY: all setup build release lint test demo fuzz bench clean
@@ -33,12 +35,12 @@ lint:
 test: setup
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint
-	$(SWIFT) test --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|EndToEndTests)\.'
-	$(SWIFT) test --filter '^SignalingTests\.'
-	$(SWIFT) test --filter '^FeedbackTests\.'
-	$(SWIFT) test --filter '^PeerFeedbackTests\.'
-	$(SWIFT) test --filter '^IngestTests\.'
-	$(SWIFT) test --filter '^EndToEndTests\.'
+	$(TEST_RUN) --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|EndToEndTests)\.'
+	$(TEST_RUN) --filter '^SignalingTests\.'
+	$(TEST_RUN) --filter '^FeedbackTests\.'
+	$(TEST_RUN) --filter '^PeerFeedbackTests\.'
+	$(TEST_RUN) --filter '^IngestTests\.'
+	$(TEST_RUN) --filter '^EndToEndTests\.'
 
 
 ## demo: encode the built-in test source, decode it with ffmpeg, show what came back
