@@ -4,6 +4,7 @@ sections of Docs/benchmarks.md (prose outside the markers is kept).
 
   macro: the end-to-end rows (manifest of runs: /usr/bin/time output, sink counts, JSON lines)
   micro: the ordo-one/benchmark results (histogramPercentiles TSV files)
+  room:  one publisher to many subscribers (runs under out/bench/room/rN)
 """
 import argparse
 import datetime
@@ -322,6 +323,80 @@ def micro(args):
     write_section(args.doc, "micro", text)
 
 
+def room(args):
+    runs = []
+    for directory in sorted(glob.glob(os.path.join(args.dir, "r*"))):
+        run = {"dir": directory}
+        try:
+            with open(os.path.join(directory, "rc")) as handle:
+                run["rc"] = int(handle.read().strip() or "-1")
+            with open(os.path.join(directory, "time.txt")) as handle:
+                wall, user, system, rss = handle.read().split()[-4:]
+            run.update(wall=float(wall), user=float(user), system=float(system), rss_mb=int(rss) / 1024)
+        except (OSError, ValueError):
+            run["rc"] = run.get("rc", -1) or -1
+        final = last_json_line(os.path.join(directory, "stats.jsonl"), lambda r: r.get("final") is True)
+        if final:
+            totals = final.get("totals", {})
+            run.update(
+                frames_in=totals.get("framesIn"),
+                frames_out=totals.get("framesOut"),
+                dropped=totals.get("framesDropped"),
+                deepest=totals.get("sendQueueDeepest"),
+                packets=totals.get("packetsSent"),
+                latency=final.get("frameLatencyMs"),
+                encode=final.get("encodeMs"),
+            )
+        sink = last_json_line(os.path.join(directory, "sink.json"), lambda r: "blocks" in r)
+        if sink:
+            run.update(sink_fewest=sink.get("framesFewest"), sink_most=sink.get("framesMost"),
+                       sink_datagrams=sink.get("datagrams"))
+        runs.append(run)
+    good = [r for r in runs if r.get("rc") == 0 and "wall" in r]
+
+    def stat(key, scale=1.0):
+        return summary([r[key] * scale for r in good if isinstance(r.get(key), (int, float))])
+
+    cpu = summary([(r["user"] + r["system"]) / max(r["wall"], 1e-3) * 100 for r in good])
+    user = stat("user")
+    system = stat("system")
+    lines = [
+        f"Run {datetime.date.today().isoformat()} on {machine()}; {len(good)} of {len(runs)} runs ended cleanly.",
+        "",
+        f"Publisher: `{args.publish}`",
+        f"Receivers: `{args.sink}` (one process, {args.subscribers} blocks of four ports)",
+        "",
+        "| subscribers | CPU % of one core | user s | sys s | frames in / sent / dropped | fewest / most frames a subscriber got |"
+        " frame in → last packet out p50 / p99 / max (ms) | encoder p50 / p99 / max (ms) | deepest send queue | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        "| {n} | {cpu} | {user} | {system} | {fin} / {fout} / {drop} | {few} / {most} | {lat} | {enc} | {deep} | {rss} |".format(
+            n=args.subscribers,
+            cpu=cell(cpu, 0),
+            user=cell(user),
+            system=cell(system),
+            fin=cell(stat("frames_in"), 0),
+            fout=cell(stat("frames_out"), 0),
+            drop=cell(stat("dropped"), 0),
+            few=cell(stat("sink_fewest"), 0),
+            most=cell(stat("sink_most"), 0),
+            lat=percentiles_cell(good, "latency"),
+            enc=percentiles_cell(good, "encode"),
+            deep=cell(stat("deepest"), 0),
+            rss=cell(stat("rss_mb"), 1),
+        ),
+        "",
+        "Cells are medians over the runs with (min–max); a subscriber's frames are counted by the",
+        "marker bit on its video port, so \"fewest\" equal to \"sent\" means every subscriber got every frame.",
+        f"Command: `{args.command}`",
+    ]
+    for r in runs:
+        if r.get("rc") != 0:
+            lines.append(f"- run in {r['dir']} failed (exit {r.get('rc')}): see its stderr.txt")
+    text = "\n".join(lines)
+    print(text)
+    write_section(args.doc, "room", text)
+
+
 def write_section(doc, section, text):
     begin, end = f"<!-- bench:{section}:begin -->", f"<!-- bench:{section}:end -->"
     try:
@@ -355,8 +430,15 @@ def main():
     u.add_argument("--results-dir", required=True)
     u.add_argument("--doc", required=True)
     u.add_argument("--command", required=True)
+    r = sub.add_parser("room")
+    r.add_argument("--dir", required=True)
+    r.add_argument("--subscribers", required=True, type=int)
+    r.add_argument("--doc", required=True)
+    r.add_argument("--command", required=True)
+    r.add_argument("--publish", required=True)
+    r.add_argument("--sink", required=True)
     args = parser.parse_args()
-    macro(args) if args.what == "macro" else micro(args)
+    {"macro": macro, "micro": micro, "room": room}[args.what](args)
 
 
 if __name__ == "__main__":

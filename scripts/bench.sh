@@ -17,6 +17,9 @@
 #   BENCH_MICRO=0         1: also build and run the micro-benchmarks in Benchmarks/
 #   BENCH_MACRO=1         0: skip the end-to-end rows (with BENCH_MICRO=1: micro only)
 #   BENCH_PORT=25004      first of the four loopback ports (video RTP/RTCP, audio RTP/RTCP)
+#   BENCH_ROOM=100        subscribers in the room row: rtc-publish (paced, ultrafast, 1 thread) to
+#                         that many SRTP destinations at once, drained by `rtc-encode sink`; 0 skips it
+#   BENCH_ROOM_PORT=26000 first port of the room's blocks of four
 #   BENCH_DOC=Docs/benchmarks.md  where the tables go (a marked section is rewritten)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,10 +29,12 @@ MATRIX=${BENCH_MATRIX:-full}
 MICRO=${BENCH_MICRO:-0}
 MACRO=${BENCH_MACRO:-1}
 PORT=${BENCH_PORT:-25004}
+ROOM=${BENCH_ROOM:-100}
+ROOM_PORT=${BENCH_ROOM_PORT:-26000}
 DOC=${BENCH_DOC:-Docs/benchmarks.md}
 OUT=out/bench
 BIN=.build/release
-COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO scripts/bench.sh"
+COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_ROOM=$ROOM scripts/bench.sh"
 
 fail() { echo "bench: $*" >&2; exit 1; }
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
@@ -39,6 +44,9 @@ case "$MATRIX" in
   quick) CONFIGS=("ultrafast 1" "veryfast 1") ;;
   *) fail "BENCH_MATRIX='$MATRIX' is neither 'full' nor 'quick'" ;;
 esac
+[[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )) || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
+[[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )) ||
+  fail "BENCH_ROOM_PORT='$ROOM_PORT' must be even, from 1024, with room for $ROOM blocks of four ports"
 
 bash scripts/setup.sh bench
 for element in filesrc rawvideoparse rawaudioparse audiobuffersplit clocksync x264enc rtph264pay \
@@ -192,6 +200,37 @@ if [ "$MACRO" = 1 ]; then
 
   python3 scripts/bench-report.py macro --manifest "$MANIFEST" --doc "$DOC" --command "$COMMAND" \
     --commands "$OUT/commands.txt" --load "$LOAD_BEFORE -> $LOAD_AFTER" --matrix "$MATRIX"
+
+  # The room: one publisher, ROOM subscribers, each with its own SRTP keys (so each packet is
+  # protected and sent ROOM times), paced at 30 fps as a live screen share is.
+  if [ "$ROOM" -gt 0 ]; then
+    for run in $(seq "$RUNS"); do
+      dir="$OUT/room/r$run"
+      mkdir -p "$dir"
+      for i in $(seq 0 $((ROOM - 1))); do echo "127.0.0.1:$((ROOM_PORT + 4 * i))"; done >"$dir/to.txt"
+      "$ENCODE" sink --base-port "$ROOM_PORT" --blocks "$ROOM" --seconds 60 >"$dir/sink.json" 2>"$dir/sink.log" &
+      sink_pid=$!
+      for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
+      grep -q ready "$dir/sink.log" || { kill "$sink_pid" 2>/dev/null; fail "room sink did not start: $(cat "$dir/sink.log")"; }
+      room_cmd=("$PUBLISH" --no-signal --no-preview --room bench --uid bench --video "$IN/in.y4m" --audio "$IN/in.wav"
+        --to-file to.txt --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset ultrafast --threads 1
+        --video-bitrate 2500 --audio-bitrate 96000 --keyint 60 --duration 10 --stats-json stats.jsonl)
+      rc=0
+      (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${room_cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
+      sleep 0.3 # the last datagrams still in flight
+      kill -TERM "$sink_pid" 2>/dev/null || true
+      wait "$sink_pid" || true
+      echo "$rc" >"$dir/rc"
+      printf 'bench: room run %s/%s  %s subscribers  exit %s  wall/user/sys/maxrssKB: %s\n' \
+        "$run" "$RUNS" "$ROOM" "$rc" "$(tail -1 "$dir/time.txt" 2>/dev/null)"
+    done
+    room_shown="${room_cmd[*]}"
+    room_shown=${room_shown//"$IN/"/$OUT/}
+    room_shown=${room_shown//"$PUBLISH"/$BIN/rtc-publish}
+    python3 scripts/bench-report.py room --dir "$OUT/room" --subscribers "$ROOM" --doc "$DOC" \
+      --command "$COMMAND" --publish "$room_shown" \
+      --sink "$BIN/rtc-encode sink --base-port $ROOM_PORT --blocks $ROOM"
+  fi
 fi
 
 if [ "$MICRO" = 1 ]; then

@@ -1,8 +1,9 @@
 import Media
 
-/// Audio's way to the wire: app and microphone chunks into the mixer (stereo, 48 kHz, limited
-/// sum), 20 ms frames into Opus, packets through the sender. Owned by the media thread; the
-/// frame and packet buffers are reused, so steady state allocates nothing.
+/// Audio's way on the media thread: app and microphone chunks into the mixer (stereo, 48 kHz,
+/// limited sum), 20 ms frames into Opus, packets to the sender thread (in order with the video).
+/// Owned by the media thread; the frame, packet and queue buffers are reused, so steady state
+/// allocates nothing.
 final class AudioPath {
     private let mixer: AudioMixer
     private let opus: OpusEncoder
@@ -26,7 +27,7 @@ final class AudioPath {
             // After a gap the RTP timestamp restarts from the capture time (the gap shows as a
             // gap) and the marker opens the new talkspurt (RFC 3551 §4.1), as after DTX.
             if mixed.followsGap { packet.isFirstAfterDTX = true }
-            try control.sender.withLock { try $0.send(audio: packet) }
+            control.outbox.put(audio: packet)
             control.statistics.withLock {
                 $0.audioPackets += 1
                 $0.audioBytes += packet.data.count

@@ -69,9 +69,11 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         }
     }
 
-    var latency: (frame: LatencySummary?, encode: LatencySummary?) {
-        (videoPath?.latency.summary, videoPath?.encodeTime.summary)
-    }
+    var encodeTime: LatencySummary? { videoPath?.encodeTime.summary }
+
+    /// Longest sleep between two looks at the clock: timed audio is due every 20 ms, and stop
+    /// is checked.
+    static let wakeInterval: UInt64 = 10_000_000
 
     /// Runs until the duration is reached, the ingest server closes, or `stop()`.
     func run() throws {
@@ -80,15 +82,12 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         while !control.isStopped {
             let now = MonotonicClock.now()
             if let end, now >= end { break }
-            // Wake at least every 10 ms: receivers' feedback is answered, timed audio is due
-            // every 20 ms, and stop is checked.
-            let wake = min(now + MediaLoop.feedbackSlice, end ?? .max)
+            let wake = min(now + Self.wakeInterval, end ?? .max)
             switch mailbox.take(until: wake) {
             case .closed: return
             case .timedOut: break
             case .event(let event): try handle(event)
             }
-            videoPath?.serviceFeedback(now: MonotonicClock.now())
             try pumpTimedAudio()
             refreshCounters()
         }

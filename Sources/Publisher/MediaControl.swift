@@ -1,12 +1,17 @@
 import Media
 
-/// What the async side (room presence, status line, signal handlers) and the media thread share:
-/// the sender (destinations come and go while media flows), the counters, a key-frame request
-/// and the stop flag. Everything else on the media path belongs to the media thread alone.
+/// What the async side (room presence, status line, signal handlers), the media thread and the
+/// sender thread share: the sender (destinations come and go while media flows), the queue of
+/// encoded media between the two threads, the counters, the encoder requests that feedback
+/// makes (key frame, bitrate) and the stop flag. Everything else on the media path belongs to
+/// one thread alone.
 final class MediaControl: Sendable {
     let sender: Locked<MediaSender>
+    /// Encoded media from the media thread to the sender thread.
+    let outbox = SendQueue()
     let statistics = Locked(PublishStatistics())
     private let keyFrameRequested = Locked(false)
+    private let bitrateRequest = Locked<Int?>(nil)
     private let stopRequested = Locked(false)
 
     init(sender: MediaSender) {
@@ -24,6 +29,17 @@ final class MediaControl: Sendable {
         }
     }
 
+    /// Receivers' feedback moved the target: the encoder takes it before its next frame.
+    func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
+
+    /// Reads and clears the newest bitrate request.
+    func takeBitrateRequest() -> Int? {
+        bitrateRequest.withLock { request in
+            defer { request = nil }
+            return request
+        }
+    }
+
     func stop() { stopRequested.withLock { $0 = true } }
     var isStopped: Bool { stopRequested.withLock { $0 } }
 
@@ -35,7 +51,10 @@ final class MediaControl: Sendable {
                 Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a })
             )
         }
+        let depth = outbox.depth
         return statistics.withLock {
+            $0.sendQueueDepth = depth.now
+            $0.sendQueueDeepest = depth.deepest
             $0.packetsSent = packets
             $0.destinations = destinations
             $0.feedback = feedback

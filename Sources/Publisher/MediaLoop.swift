@@ -3,7 +3,8 @@ import Media
 import RTP
 
 /// The media thread for file and synthetic inputs: read a frame when it is due, encode it once,
-/// hand it to the sender (which fans it out), and keep audio flowing up to the same instant.
+/// hand it to the sender thread (which fans it out), and keep audio flowing up to the same
+/// instant.
 ///
 /// A dedicated thread, not a task: encoding blocks for milliseconds and pacing sleeps, and the
 /// signaling client's async work must never wait behind either. The async side reaches it only
@@ -28,9 +29,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         self.start = start
     }
 
-    var latency: (frame: LatencySummary?, encode: LatencySummary?) {
-        (videoPath.latency.summary, videoPath.encodeTime.summary)
-    }
+    var encodeTime: LatencySummary? { videoPath.encodeTime.summary }
 
     /// Runs until the duration is reached, the input ends, or `stop()`.
     func run() throws {
@@ -48,11 +47,6 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
             if options.unpaced {
                 capture = due
             } else {
-                // Wait for the frame in slices, answering receivers' feedback in between.
-                while MonotonicClock.now() + Self.feedbackSlice < due {
-                    videoPath.serviceFeedback(now: MonotonicClock.now())
-                    Self.sleep(until: MonotonicClock.now() + Self.feedbackSlice)
-                }
                 Self.sleep(until: due)
                 let now = MonotonicClock.now()
                 // Behind by more than a frame (an encoder slower than the source): skip this
@@ -64,9 +58,6 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                 }
                 capture = sanitizedCaptureTime(index: index, arrival: now)
             }
-            // Feedback first, so a NACK or PLI that came in is answered before this frame's
-            // packets, and the frame, once read, waits for nothing but the encoder.
-            videoPath.serviceFeedback(now: MonotonicClock.now())
             guard let frame = try video.nextFrame(captureTime: capture) else { break }
             // "Frame in" is when the picture exists (read from the file, drawn by the test
             // source), as a capture process's frame exists when it arrives.
@@ -100,9 +91,6 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         try TimedAudioSource.make(options.audio, start: start, loop: options.loop)
     }
 
-    /// Longest wait between two looks at the receivers' feedback.
-    static let feedbackSlice: UInt64 = 10_000_000
-
     static func sleep(until deadline: UInt64) {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
@@ -115,8 +103,9 @@ protocol MediaThread: AnyObject, Sendable {
     var control: MediaControl { get }
     /// Runs on its own thread until done; throws what ended it early.
     func run() throws
-    /// Frame in → last packet out, and the encoder call alone; read after `run()` returned.
-    var latency: (frame: LatencySummary?, encode: LatencySummary?) { get }
+    /// The encoder call alone, per frame; read after `run()` returned. (Frame in → last packet
+    /// out is the sender thread's.)
+    var encodeTime: LatencySummary? { get }
 }
 
 /// Audio that is not captured live but read when due: the test tone or a WAV file, 20 ms at a

@@ -251,21 +251,19 @@ public final class PublishSession: @unchecked Sendable {
             $0.destinations = announcedTargets.count
             $0.signaling = options.signal == nil ? "off" : "connecting"
         }
-        let mediaDone: Task<Error?, Never> = Task.detached {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    do {
-                        try thread.run()
-                        continuation.resume(returning: nil)
-                    } catch {
-                        continuation.resume(returning: error)
-                    }
-                }
-                thread.name = "rtc-publish media"
-                thread.qualityOfService = .userInteractive
-                thread.start()
+        // Two threads: the sender thread drains what the media thread encodes. A sender that
+        // fails stops the media thread too (its puts return at once).
+        let senderThread = SenderThread(control: control)
+        let sending = Self.onThread(named: "rtc-publish send") {
+            do {
+                try senderThread.run()
+            } catch {
+                control.stop()
+                control.outbox.close()
+                throw error
             }
         }
+        let mediaDone = Self.onThread(named: "rtc-publish media") { try thread.run() }
         let client = options.signal.map {
             SignalingClient(configuration: .init(host: $0.host, port: $0.port), logger: logger)
         }
@@ -286,7 +284,11 @@ public final class PublishSession: @unchecked Sendable {
             }
         }
         let reporter = Task { await self.report() }
-        let failure = await mediaDone.value
+        // What the media thread queued still goes out (the sender thread drains, then ends).
+        let mediaFailure = await mediaDone.value
+        control.outbox.close()
+        let sendFailure = await sending.value
+        let failure = mediaFailure ?? sendFailure
         reporter.cancel()
         offerContinuation.finish()
         if let ingest {
@@ -305,10 +307,33 @@ public final class PublishSession: @unchecked Sendable {
         presence?.cancel()
         _ = await reporter.value
         let final = control.snapshot()
-        writeFinalRecord(final, latency: thread.latency)
+        writeFinalRecord(final, latency: (senderThread.latency.summary, thread.encodeTime))
         try? statsFile?.close()
         if let failure { throw failure }
         return final
+    }
+
+    /// Runs `body` on a thread of its own (media work blocks for milliseconds and must never
+    /// hold up the async side); the task's value is what it threw, or nil.
+    private static func onThread(
+        named name: String,
+        _ body: @escaping @Sendable () throws -> Void
+    ) -> Task<Error?, Never> {
+        Task.detached {
+            await withCheckedContinuation { continuation in
+                let thread = Thread {
+                    do {
+                        try body()
+                        continuation.resume(returning: nil)
+                    } catch {
+                        continuation.resume(returning: error)
+                    }
+                }
+                thread.name = name
+                thread.qualityOfService = .userInteractive
+                thread.start()
+            }
+        }
     }
 
     /// The last `--stats-json` line: totals and the per-frame timings (benchmarks read these).

@@ -29,6 +29,10 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var bitrateChangesRefused = 0
     /// What each destination's receiver reported back (RTCP RR, NACK, PLI/FIR, REMB), by id.
     public var feedback: [String: FeedbackStatistics] = [:]
+    /// Encoded frames and audio packets waiting for the sender thread now, and the most ever
+    /// (a large room after an IDR shows here, not as dropped frames).
+    public var sendQueueDepth = 0
+    public var sendQueueDeepest = 0
 
     public init() {}
 

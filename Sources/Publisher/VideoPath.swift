@@ -1,15 +1,14 @@
 import Media
 import RTP
 
-/// A picture's way from the media thread to the wire: conversion to the encoder's size (and
-/// upright), the encoder, key-frame requests, packetizing and fan-out through the sender, and
-/// the two per-frame timings the benchmarks report (frame in → last packet sent; the encoder
-/// call alone). Owned by the media thread.
+/// A picture's way on the media thread: conversion to the encoder's size (and upright), the
+/// requests feedback made of the encoder (key frame, bitrate), the encoder, and the hand-off to
+/// the sender thread (`SenderThread`), which packetizes and fans it out. Times the encoder call
+/// alone; the sender thread times frame in → last packet out. Owned by the media thread.
 final class VideoPath {
     let encoder: H264Encoder
     private let converter = VideoConverter()
     private let control: MediaControl
-    private(set) var latency = LatencyHistogram()
     private(set) var encodeTime = LatencyHistogram()
 
     init(encoder: H264Encoder, control: MediaControl) {
@@ -49,13 +48,12 @@ final class VideoPath {
             frame = try converter.convert(RawVideoFrame(frame), width: width, height: height)
         }
         control.statistics.withLock { $0.framesIn += 1 }
-        if control.takeKeyFrameRequest() { encoder.requestKeyFrame() }
+        applyRequests()
         let encodeStart = MonotonicClock.now()
         let encoded = try encoder.encode(frame)
         encodeTime.record(nanoseconds: MonotonicClock.now() &- encodeStart)
         guard let unit = encoded else { return }
-        try control.sender.withLock { try $0.send(video: unit) }
-        latency.record(nanoseconds: MonotonicClock.now() &- receivedAt)
+        control.outbox.put(video: unit, receivedAt: receivedAt)
         control.statistics.withLock {
             $0.framesOut += 1
             $0.videoBytes += unit.data.count
@@ -63,23 +61,18 @@ final class VideoPath {
         }
     }
 
-    /// Reads what receivers sent back (RR, NACK, PLI/FIR, REMB; `MediaSender.pollFeedback`),
-    /// lets the sender resend what was NACKed, and applies the rest to the encoder: an IDR for
-    /// a picture loss, a new bitrate when the receivers' loss moved it. Called between frames
-    /// and while waiting for one, so a NACK waits at most ~10 ms for its answer.
-    func serviceFeedback(now: UInt64) {
-        let actions = control.sender.withLock { $0.pollFeedback(now: now) }
-        if actions.keyFrameRequested { control.requestKeyFrame() }
-        if let target = actions.targetBitrate {
-            let kbps = target / 1000
-            do {
-                try encoder.setBitrate(kbps: kbps)
-                control.statistics.withLock { $0.videoBitrateTargetKbps = kbps }
-            } catch {
-                // Out of the encoder's range: the policy's bounds come from validated options,
-                // so this is a bug; keep the current rate rather than stop the stream.
-                control.statistics.withLock { $0.bitrateChangesRefused += 1 }
-            }
+    /// What receivers' feedback asked of the encoder since the last frame (the sender thread
+    /// reads the feedback): an IDR for a picture loss, a new bitrate when their loss moved it.
+    private func applyRequests() {
+        if control.takeKeyFrameRequest() { encoder.requestKeyFrame() }
+        guard let kbps = control.takeBitrateRequest() else { return }
+        do {
+            try encoder.setBitrate(kbps: kbps)
+            control.statistics.withLock { $0.videoBitrateTargetKbps = kbps }
+        } catch {
+            // Out of the encoder's range: the policy's bounds come from validated options,
+            // so this is a bug; keep the current rate rather than stop the stream.
+            control.statistics.withLock { $0.bitrateChangesRefused += 1 }
         }
     }
 

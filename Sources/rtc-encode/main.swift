@@ -13,7 +13,7 @@ struct RTCEncode: ParsableCommand {
         commandName: "rtc-encode",
         abstract:
             "Encode a source to H.264 + Ogg Opus files, read timecodes from decoded frames, or write and encode benchmark inputs.",
-        subcommands: [Encode.self, ReadTimecodes.self, Generate.self, Floor.self],
+        subcommands: [Encode.self, ReadTimecodes.self, Generate.self, Floor.self, Sink.self],
         defaultSubcommand: Encode.self
     )
 }

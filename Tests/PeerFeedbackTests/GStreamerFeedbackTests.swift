@@ -27,9 +27,16 @@ struct GStreamerFeedbackTests {
 
     @Test("NACKs from GStreamer are answered: it decodes (nearly) every frame despite 5 % loss")
     func sameSSRCRetransmission() throws {
+        // The loss spares the repairs. With them lost at 5 % too, about three runs in four lose
+        // a retransmission, and recovery then rests on GStreamer re-asking within its jitter
+        // buffer's retry window; once (a CI run) it did not, and with one IDR per run a single
+        // unrepaired packet cost every frame after it (135 of 150 decoded). That is GStreamer's
+        // retry policy, not whether we answer NACKs, which is what this test is for.
+        var loss = Self.loss
+        loss.sparesRepeats = true
         let run = try PeerRun(
             options: DestinationOptions(retransmission: .sameSSRC),
-            forward: Self.loss,
+            forward: loss,
             seed: Self.seed
         )
         let decoded = try play(run, frames: Self.frames)

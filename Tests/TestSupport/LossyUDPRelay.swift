@@ -20,17 +20,24 @@ public final class LossyUDPRelay: @unchecked Sendable {
         public var delay: ClosedRange<Int>
         /// Probability a datagram is held until the next one of its direction has gone (swap).
         public var reorderRate: Double
+        /// A datagram identical to one this direction dropped (a same-SSRC retransmission under
+        /// SRTP is byte-identical to the packet it repairs) always goes through: the loss hits
+        /// first transmissions only, so whether a repair arrives does not hang on the peer's
+        /// retry timers.
+        public var sparesRepeats: Bool
 
         public init(
             dropRate: Double = 0,
             delayRate: Double = 0,
             delay: ClosedRange<Int> = 5...20,
-            reorderRate: Double = 0
+            reorderRate: Double = 0,
+            sparesRepeats: Bool = false
         ) {
             self.dropRate = dropRate
             self.delayRate = delayRate
             self.delay = delay
             self.reorderRate = reorderRate
+            self.sparesRepeats = sparesRepeats
         }
 
         public static let none = Impairment()
@@ -120,6 +127,7 @@ public final class LossyUDPRelay: @unchecked Sendable {
         var sender: UDPAddress?
         var timed: [Held] = []
         var swapped: [(bytes: [UInt8], since: Date)?] = [nil, nil]
+        var droppedCopies: [Set<[UInt8]>] = [[], []]
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var descriptors = [
             pollfd(fd: front.descriptor, events: Int16(POLLIN), revents: 0),
@@ -158,8 +166,13 @@ public final class LossyUDPRelay: @unchecked Sendable {
                         return impairments[direction]
                     }
                     let roll = generators[direction].unit()
+                    if impairment.sparesRepeats, droppedCopies[direction].remove(bytes) != nil {
+                        send(bytes, direction: direction)
+                        continue
+                    }
                     if roll < impairment.dropRate {
                         locked { counts[direction].dropped += 1 }
+                        if impairment.sparesRepeats { droppedCopies[direction].insert(bytes) }
                         continue
                     }
                     if roll < impairment.dropRate + impairment.delayRate {
