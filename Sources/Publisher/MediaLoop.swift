@@ -36,13 +36,18 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         let fps = video.frameRate
         let period = 1e9 / fps
         let frames = options.duration.map { Int(($0 * fps).rounded()) }
-        let audioSource = try makeAudio()
+        // Frame 0 is due at `start` or now, whichever is later: setting up the destinations
+        // (sockets, SRTP sessions, a hundred SDP files for a large `--to-file`) happens after
+        // `start` was taken, and must not make the first frames look late and get dropped.
+        // Audio counts from the same instant, so the two stay in step.
+        let first = max(start, MonotonicClock.now())
+        let audioSource = try TimedAudioSource.make(options.audio, start: first, loop: options.loop)
         let audioPath = try AudioPath(bitrate: options.audioBitrate, control: control)
         var audioSample = 0
         var audioElapsed: UInt64 = 0
         var index = 0
         while frames.map({ index < $0 }) ?? true, !control.isStopped {
-            let due = start + UInt64(Double(index) * period)
+            let due = first + UInt64(Double(index) * period)
             let capture: UInt64
             if options.unpaced {
                 capture = due
@@ -84,11 +89,6 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
             : sanitizer.sanitize(value: Int64(arrival), timescale: 1_000_000_000, arrival: arrival)
         if !output.usedInput, index >= 8 { control.statistics.withLock { $0.timestampsRepaired += 1 } }
         return output.captureTime
-    }
-
-    /// A function giving 20 ms of audio starting at a sample index, or nil for no audio.
-    private func makeAudio() throws -> ((Int) throws -> AudioChunk?)? {
-        try TimedAudioSource.make(options.audio, start: start, loop: options.loop)
     }
 
     static func sleep(until deadline: UInt64) {
