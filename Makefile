@@ -51,7 +51,7 @@ demo: release
 fuzz: setup
 	@bash scripts/fuzz.sh
 
-## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks)
+## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run, then one publisher to BENCH_ROOM=100 subscribers (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks)
 bench: release
 	@bash scripts/bench.sh
 
