@@ -130,9 +130,20 @@ let package = Package(
         .target(
             name: "SignalingProtocol",
             dependencies: [
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio")
             ]
+        ),
+
+        // Join tokens (HMAC-SHA256): made by `rtc-signal token`, checked by the server. Apart from
+        // the protocol so that clients, which only pass a token on, do not link swift-crypto (and
+        // with it all of Foundation, which swift-crypto imports on Linux).
+        .target(
+            name: "SignalingAuth",
+            dependencies: [
+                "SignalingProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Signaling/SignalingAuth"
         ),
 
         // The room server as a library, so tests run it in-process on a free port.
@@ -140,6 +151,7 @@ let package = Package(
             name: "SignalingServer",
             dependencies: [
                 "SignalingProtocol",
+                "SignalingAuth",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -156,6 +168,7 @@ let package = Package(
             dependencies: [
                 "SignalingServer",
                 "SignalingProtocol",
+                "SignalingAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -180,6 +193,7 @@ let package = Package(
             name: "SignalingTests",
             dependencies: [
                 "SignalingProtocol",
+                "SignalingAuth",
                 "SignalingServer",
                 "SignalingClient",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,3 +1,4 @@
+import SignalingAuth
 import SignalingProtocol
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SignalingAuth
 import SignalingProtocol
 
 #if canImport(FoundationEssentials)

@@ -1,4 +1,3 @@
-import Foundation
 import RTP
 
 /// What one destination's receiver told us and what we did about it, for the status line and
@@ -42,9 +41,9 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
         var parts: [String] = []
         if let video {
             parts.append(
-                String(format: "loss %.1f%% jitter %.1f ms", video.fractionLost * 100, video.jitterMilliseconds)
+                "loss \(fixedDecimal(video.fractionLost * 100, places: 1))% jitter \(fixedDecimal(video.jitterMilliseconds, places: 1)) ms"
             )
-            if let rtt = video.roundTripMilliseconds { parts.append(String(format: "rtt %.0f ms", rtt)) }
+            if let rtt = video.roundTripMilliseconds { parts.append("rtt \(fixedDecimal(rtt, places: 0)) ms") }
         }
         parts.append("nack \(nack.asked)/\(nack.sent)/\(nack.notFound)/\(nack.suppressed)")
         parts.append("pli \(pictureLossIndications) fir \(fullIntraRequests)")

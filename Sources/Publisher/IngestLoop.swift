@@ -1,4 +1,3 @@
-import Foundation
 import Ingest
 import Logging
 import Media

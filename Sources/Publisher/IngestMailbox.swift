@@ -1,4 +1,3 @@
-import Foundation
 import Ingest
 import Media
 
@@ -10,7 +9,7 @@ import Media
 /// kept, since losing one would leave the host in the wrong state; there are few of them and the
 /// server's own queue already makes their producer wait.
 final class IngestMailbox: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var video: IngestVideoEvent?
     /// Audio and control events in arrival order.
     private var others: [IngestEvent] = []
@@ -97,7 +96,7 @@ final class IngestMailbox: @unchecked Sendable {
             if closed { return .closed }
             let now = MonotonicClock.now()
             guard now < deadline else { return .timedOut }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
+            condition.wait(untilMonotonic: deadline)
         }
     }
 }

@@ -1,6 +1,11 @@
-import Foundation
 import Media
 import RTP
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The media thread for file and synthetic inputs: read a frame when it is due, encode it once,
 /// hand it to the sender thread (which fans it out), and keep audio flowing up to the same

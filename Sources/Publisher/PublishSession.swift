@@ -1,10 +1,15 @@
-import Foundation
 import Ingest
 import Logging
 import Media
 import SignalingClient
 import SignalingProtocol
 import Transport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What `rtc-publish` runs: everything is opened and checked first (bad input → `UsageError`,
 /// exit code 2, nothing started), then the SDP files are written, then media flows while the
@@ -27,7 +32,7 @@ public final class PublishSession: @unchecked Sendable {
     private let control: MediaControl
     private let room: RoomID
     private let uid: MemberID
-    private let statsFile: FileHandle?
+    private let statsFile: StatsFile?
     private let start: UInt64
     /// The file and test inputs' media thread, opened in `init`; nil with `--ingest`.
     private let fileLoop: MediaLoop?
@@ -95,10 +100,10 @@ public final class PublishSession: @unchecked Sendable {
             throw UsageError(error.message)
         }
         if let path = options.statsJSONPath {
-            guard FileManager.default.createFile(atPath: path, contents: nil),
-                let handle = FileHandle(forWritingAtPath: path)
-            else { throw UsageError("--stats-json \(path): cannot create the file") }
-            statsFile = handle
+            switch StatsFile.create(path: path) {
+            case .success(let file): statsFile = file
+            case .failure(let error): throw UsageError("--stats-json \(path): cannot create the file: \(error.message)")
+            }
         } else {
             statsFile = nil
         }
@@ -308,7 +313,6 @@ public final class PublishSession: @unchecked Sendable {
         _ = await reporter.value
         let final = control.snapshot()
         writeFinalRecord(final, latency: (senderThread.latency.summary, thread.encodeTime))
-        try? statsFile?.close()
         if let failure { throw failure }
         return final
     }
@@ -321,7 +325,7 @@ public final class PublishSession: @unchecked Sendable {
     ) -> Task<Error?, Never> {
         Task.detached {
             await withCheckedContinuation { continuation in
-                let thread = Thread {
+                let failure = MediaThreadRunner.start(named: name) {
                     do {
                         try body()
                         continuation.resume(returning: nil)
@@ -329,9 +333,7 @@ public final class PublishSession: @unchecked Sendable {
                         continuation.resume(returning: error)
                     }
                 }
-                thread.name = name
-                thread.qualityOfService = .userInteractive
-                thread.start()
+                if let failure { continuation.resume(returning: UsageError(failure)) }
             }
         }
     }
@@ -361,7 +363,7 @@ public final class PublishSession: @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         if let data = try? encoder.encode(record) {
-            statsFile.write(data + Data("\n".utf8))
+            statsFile.write(String(decoding: data, as: UTF8.self) + "\n")
         }
     }
 
@@ -390,7 +392,7 @@ public final class PublishSession: @unchecked Sendable {
             print(line)
             if let statsFile {
                 let record = current.jsonLine(since: last, seconds: seconds, time: Double(now - started) / 1e9) + "\n"
-                statsFile.write(Data(record.utf8))
+                statsFile.write(record)
             }
             last = current
             lastTime = now

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What the status line and `--stats-json` report, accumulated by the media loop.
 public struct PublishStatistics: Sendable, Codable, Equatable {
@@ -48,22 +52,10 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
             ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
-        return String(
-            format:
-                "fps in %.1f out %.1f | video %.0f kbit/s | audio %.0f kbit/s | packets %d | destinations %d (subscribers %d) | dropped %d | signaling %@%@%@%@",
-            fpsIn,
-            fpsOut,
-            vkbps,
-            akbps,
-            new.packetsSent,
-            new.destinations,
-            new.subscribers,
-            new.framesDropped,
-            new.signaling,
-            capture,
-            rate,
-            feedback
-        )
+        return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))"
+            + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
+            + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
+            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(rate)\(feedback)"
     }
 
     /// The destination whose receiver reports the most loss (ties: the longest round trip), the
@@ -105,7 +97,7 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
 
 /// A value shared between the media thread and the async side, behind a lock.
 public final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var value: Value
 
     public init(_ value: Value) { self.value = value }

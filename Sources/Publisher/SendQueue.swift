@@ -1,4 +1,3 @@
-import Foundation
 import Media
 
 /// Encoded media on its way from the media thread (which converts and encodes) to the sender
@@ -32,7 +31,7 @@ final class SendQueue: @unchecked Sendable {
 
     let capacity: Int
     private let slots: UnsafeMutablePointer<Slot>
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var head = 0
     private var count = 0
     private var closed = false
@@ -102,7 +101,7 @@ final class SendQueue: @unchecked Sendable {
             if closed { return .finished }
             let now = MonotonicClock.now()
             guard now < deadline else { return .timedOut }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(deadline - now) / 1e9))
+            condition.wait(untilMonotonic: deadline)
         }
         return .ready
     }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension [UInt8] {
     /// Decodes padded base64 (RFC 4648 §4) and accepts only its canonical form, so one key has

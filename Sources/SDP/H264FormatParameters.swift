@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// RFC 6184 §8.1 `a=fmtp` parameters for H.264, derived from the stream's actual parameter sets so
 /// the SDP can never disagree with the bitstream.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An SRTP master key and master salt for one suite (RFC 3711 §3.2.1).
 ///

@@ -1,12 +1,22 @@
 import ArgumentParser
 import Dispatch
-import Foundation
 import Ingest
 import Logging
 import Media
 import Publisher
 import SRTP
 import Transport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// rtc-publish: streams the screen (the built-in test source by default) as H.264 + Opus over
 /// SRTP into a room, to a local preview and to any static destinations.
@@ -106,7 +116,7 @@ struct RTCPublish: AsyncParsableCommand {
         } catch let error as PublishSession.UsageError {
             fail("\(error)")
         } catch {
-            FileHandle.standardError.write(Data("rtc-publish: \(error)\n".utf8))
+            writeLine("rtc-publish: \(error)", to: STDERR_FILENO)
             throw ExitCode(1)
         }
     }
@@ -224,7 +234,7 @@ struct RTCPublish: AsyncParsableCommand {
         )
         .enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let text = line.trimmingCharacters(in: .whitespaces)
+            let text = String(line.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
             guard !text.isEmpty else { continue }
             do {
                 result.append(try UDPAddress(parsing: text))
@@ -262,11 +272,27 @@ struct RTCPublish: AsyncParsableCommand {
 /// Writes a line to stdout unbuffered, so into a pipe too the SDP path and the status lines
 /// appear in order and live.
 func emit(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    writeLine(line, to: STDOUT_FILENO)
 }
 
 /// One line naming the problem, exit code 2, before anything has started.
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("rtc-publish: \(message)\n".utf8))
+    writeLine("rtc-publish: \(message)", to: STDERR_FILENO)
     exit(2)
+}
+
+/// `line` and a newline in as few `write(2)` calls as the descriptor takes; a closed pipe loses
+/// the line, not the stream.
+func writeLine(_ line: String, to descriptor: Int32) {
+    var text = line + "\n"
+    text.withUTF8 { bytes in
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, base + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SignalingAuth
 import SignalingProtocol
 import Synchronization
 import Testing

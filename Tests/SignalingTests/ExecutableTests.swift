@@ -1,4 +1,5 @@
 import Foundation
+import SignalingAuth
 import SignalingProtocol
 import Testing
 

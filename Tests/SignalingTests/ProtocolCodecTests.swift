@@ -1,4 +1,5 @@
 import NIOCore
+import SignalingAuth
 import SignalingProtocol
 import Testing
 

@@ -1,4 +1,5 @@
 import Crypto
+import SignalingProtocol
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

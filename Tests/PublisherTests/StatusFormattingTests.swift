@@ -1,0 +1,45 @@
+import Testing
+
+@testable import Publisher
+
+/// The status line's numbers, formatted without Foundation: they must read as `printf`'s `%.Nf`
+/// did before (scripts and people read these lines).
+@Suite struct StatusFormattingTests {
+    @Test(arguments: [
+        (29.96, 1, "30.0"),
+        (29.94, 1, "29.9"),
+        (0.0, 1, "0.0"),
+        (0.05, 1, "0.1"),
+        (-0.04, 1, "0.0"),
+        (-2.25, 1, "-2.3"),
+        (1651.4, 0, "1651"),
+        (1651.5, 0, "1652"),
+        (5.125, 2, "5.13"),
+        (12.0, 3, "12.000"),
+        (0.001, 3, "0.001"),
+        (Double.nan, 1, "nan"),
+        (-Double.infinity, 1, "-inf"),
+    ])
+    func fixedDecimalMatchesPrintf(value: Double, places: Int, expected: String) {
+        #expect(fixedDecimal(value, places: places) == expected)
+    }
+
+    @Test func statusLineReadsAsBefore() {
+        let old = PublishStatistics()
+        var new = PublishStatistics()
+        new.framesIn = 30
+        new.framesOut = 30
+        new.videoBytes = 312_500
+        new.audioBytes = 12_000
+        new.packetsSent = 320
+        new.destinations = 2
+        new.subscribers = 1
+        new.signaling = "joined"
+        let line = PublishStatistics.line(from: old, to: new, seconds: 1)
+        #expect(
+            line
+                == "fps in 30.0 out 30.0 | video 2500 kbit/s | audio 96 kbit/s | packets 320 | destinations 2 "
+                + "(subscribers 1) | dropped 0 | signaling joined"
+        )
+    }
+}
