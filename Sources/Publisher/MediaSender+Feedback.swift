@@ -2,6 +2,12 @@ import RTP
 import SRTP
 import Transport
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The receive side (Docs/feedback.md): what receivers send back on each destination's
 /// sockets is read, verified, parsed and acted on between frames, on the media thread.
 extension MediaSender {
@@ -19,12 +25,19 @@ extension MediaSender {
     /// accepted for that destination) or malformed is counted on the destination and dropped.
     /// Call it between frames with the monotonic time; the result says whether to force an IDR
     /// and, when it moved, the bitrate all receivers together allow.
-    public func pollFeedback(now: UInt64) -> FeedbackActions {
+    ///
+    /// `readable` limits the reading to those descriptors (what a `poll` over
+    /// `feedbackPollSet` found ready; empty runs only the timers); nil reads every socket.
+    public func pollFeedback(now: UInt64, readable: [Int32]? = nil) -> FeedbackActions {
         var actions = FeedbackActions()
         for destination in destinations {
-            drain(destination.sockets.rtcp, of: destination, now: now, actions: &actions)
-            if !destination.sockets.isMultiplexed {
-                drain(destination.sockets.rtp, of: destination, now: now, actions: &actions)
+            let rtcp = destination.sockets.rtcp
+            if readable?.contains(rtcp.descriptor) ?? true {
+                drain(rtcp, of: destination, now: now, actions: &actions)
+            }
+            let rtp = destination.sockets.rtp
+            if !destination.sockets.isMultiplexed, readable?.contains(rtp.descriptor) ?? true {
+                drain(rtp, of: destination, now: now, actions: &actions)
             }
         }
         if keyFrames.due(at: now) { actions.keyFrameRequested = true }
@@ -37,6 +50,18 @@ extension MediaSender {
             actions.targetBitrate = target
         }
         return actions
+    }
+
+    /// One `pollfd` (POLLIN) per socket feedback can arrive on, every destination's, replacing
+    /// what `set` held (its capacity is kept: no allocation once it has grown).
+    public func feedbackPollSet(into set: inout [pollfd]) {
+        set.removeAll(keepingCapacity: true)
+        for destination in destinations {
+            set.append(pollfd(fd: destination.sockets.rtcp.descriptor, events: Int16(POLLIN), revents: 0))
+            if !destination.sockets.isMultiplexed {
+                set.append(pollfd(fd: destination.sockets.rtp.descriptor, events: Int16(POLLIN), revents: 0))
+            }
+        }
     }
 
     /// Key-frame requests received, coalesced and granted, all destinations together.

@@ -1,5 +1,11 @@
 import Media
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Encoded media on its way from the media thread (which converts and encodes) to the sender
 /// thread (which packetizes, protects and sends to every destination), in order.
 ///
@@ -13,6 +19,10 @@ import Media
 /// path allocates nothing per packet. One producer (the media thread), one consumer (the sender
 /// thread). A full ring makes the producer wait: falling behind shows up as the media thread's
 /// own late frames (counted as dropped), never as a gap in the middle of a coded picture.
+///
+/// The consumer does not sleep on the lock's condition but in `poll(2)`, on a pipe the producer
+/// writes a byte to when (and only when) the consumer is asleep, together with whatever else the
+/// consumer watches (the receivers' feedback sockets): one wait for both.
 final class SendQueue: @unchecked Sendable {
     struct Slot {
         fileprivate(set) var video: H264AccessUnit?
@@ -25,6 +35,8 @@ final class SendQueue: @unchecked Sendable {
         /// A slot is ready; read it with `withFront`, then `removeFront()`.
         case ready
         case timedOut
+        /// One of the watched descriptors is readable (their `revents` say which).
+        case feedback
         /// Closed and empty: nothing more will come.
         case finished
     }
@@ -37,6 +49,15 @@ final class SendQueue: @unchecked Sendable {
     private var closed = false
     /// The deepest the queue has been (slots), for the statistics.
     private var deepest = 0
+    /// The wake-up pipe: the consumer polls `wakeRead`; a producer that finds it asleep writes
+    /// one byte to `wakeWrite`. Both ends non-blocking; closed in `deinit`.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    /// Set (under the lock) while the consumer is in `poll`, so only then does a put cost a
+    /// `write(2)`.
+    private var consumerAsleep = false
+    /// The consumer's poll set: the pipe, then what it watches. Only the consumer touches it.
+    private var pollSet: [pollfd] = []
 
     /// RFC 6716 §3.2.1: one Opus frame's packet is at most 1275 bytes (20 ms packets are one
     /// frame); a longer one still fits, the slot just grows once.
@@ -50,11 +71,32 @@ final class SendQueue: @unchecked Sendable {
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: Slot(), count: capacity)
         for index in 0..<capacity { slots[index].audio.data.reserveCapacity(Self.opusPacketBytes) }
+        var ends: [Int32] = [-1, -1]
+        // A pipe cannot fail to open short of the process's descriptor limit, which a publisher
+        // reaches only with far more destinations than it accepts; nothing could run without it.
+        precondition(pipe(&ends) == 0, "send queue: pipe: \(String(cString: strerror(errno)))")
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakeRead = ends[0]
+        wakeWrite = ends[1]
+        pollSet.reserveCapacity(64)
     }
 
     deinit {
         slots.deinitialize(count: capacity)
         slots.deallocate()
+        closeDescriptor(wakeRead)
+        closeDescriptor(wakeWrite)
+    }
+
+    /// Wakes a consumer asleep in `poll`; the lock is held.
+    private func wakeConsumer() {
+        guard consumerAsleep else { return }
+        var byte: UInt8 = 1
+        // A full pipe already holds a wake-up; nothing is lost when this write fails.
+        _ = write(wakeWrite, &byte, 1)
     }
 
     /// Queues an encoded picture; waits while the ring is full. False once closed.
@@ -89,21 +131,65 @@ final class SendQueue: @unchecked Sendable {
         fill(&slots[(head + count) % capacity])
         count += 1
         deepest = max(deepest, count)
-        condition.broadcast()
+        wakeConsumer()
         return true
     }
 
     /// Waits for a slot until `deadline` (monotonic ns).
     func next(waitingUntil deadline: UInt64) -> Next {
-        condition.lock()
-        defer { condition.unlock() }
-        while count == 0 {
-            if closed { return .finished }
+        var nothing: [pollfd] = []
+        return next(waitingUntil: deadline, watching: &nothing)
+    }
+
+    /// Waits for a slot, for one of `watched` to become readable (`.feedback`; their `revents`
+    /// say which), or until `deadline` (monotonic ns). A slot already queued returns `.ready`
+    /// at once without looking at `watched`. Only the consumer calls this.
+    func next(waitingUntil deadline: UInt64, watching watched: inout [pollfd]) -> Next {
+        for index in watched.indices { watched[index].revents = 0 }
+        while true {
+            condition.lock()
+            if count > 0 {
+                condition.unlock()
+                return .ready
+            }
+            if closed {
+                condition.unlock()
+                return .finished
+            }
             let now = MonotonicClock.now()
-            guard now < deadline else { return .timedOut }
-            condition.wait(untilMonotonic: deadline)
+            guard now < deadline else {
+                condition.unlock()
+                return .timedOut
+            }
+            consumerAsleep = true
+            condition.unlock()
+
+            // Rounded up to whole milliseconds, so a wait never ends just before its deadline.
+            let milliseconds = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            pollSet.removeAll(keepingCapacity: true)
+            pollSet.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+            pollSet.append(contentsOf: watched)
+            let ready = poll(&pollSet, nfds_t(pollSet.count), milliseconds)
+
+            condition.lock()
+            consumerAsleep = false
+            condition.unlock()
+            if ready > 0, pollSet[0].revents != 0 { drainWakeups() }
+            if ready > 0 {
+                var anyWatched = false
+                for index in watched.indices {
+                    watched[index].revents = pollSet[index + 1].revents
+                    if watched[index].revents != 0 { anyWatched = true }
+                }
+                if anyWatched { return .feedback }
+            }
         }
-        return .ready
+    }
+
+    /// Empties the wake-up pipe (a byte per put that found the consumer asleep).
+    private func drainWakeups() {
+        var bytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &bytes, { read(wakeRead, $0.baseAddress, $0.count) }) == 32 {}
     }
 
     /// The oldest slot, read in place by the consumer (the producer never writes a queued slot).
@@ -132,6 +218,7 @@ final class SendQueue: @unchecked Sendable {
         condition.lock()
         closed = true
         condition.broadcast()
+        wakeConsumer()
         condition.unlock()
     }
 
@@ -141,4 +228,9 @@ final class SendQueue: @unchecked Sendable {
         defer { condition.unlock() }
         return (count, deepest)
     }
+}
+
+/// `close(2)`, under a name `SendQueue.close()` does not shadow.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

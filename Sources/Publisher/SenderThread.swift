@@ -1,45 +1,66 @@
 import Media
 import RTP
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The second media thread: takes encoded pictures and Opus packets from `MediaControl.outbox`
 /// in order, packetizes, protects and sends them to every destination through the sender, and
 /// answers receivers' feedback (NACKs resent here; picture-loss and bitrate changes handed back
 /// to the media thread, which owns the encoder).
 ///
+/// It sleeps in one `poll(2)` on the queue's wake-up pipe and every destination's feedback
+/// sockets, so a NACK is answered as soon as it arrives, a quiet receiver costs no system call,
+/// and an idle stream wakes the thread only for the timers (`housekeepingInterval`).
+///
 /// It owns the "frame in → last packet out" timing: a picture's last packet leaves here.
 final class SenderThread: @unchecked Sendable {
     private let control: MediaControl
     private(set) var latency = LatencyHistogram()
+    /// The feedback sockets to watch, refreshed from the sender before each wait (subscribers
+    /// come and go); capacity kept, so steady state allocates nothing.
+    private var watched: [pollfd] = []
+    /// The descriptors the last wait found readable.
+    private var readable: [Int32] = []
 
     init(control: MediaControl) {
         self.control = control
+        watched.reserveCapacity(64)
+        readable.reserveCapacity(64)
     }
 
-    /// Longest wait between two looks at the receivers' feedback, so a NACK waits at most
-    /// ~10 ms for its answer.
-    static let feedbackSlice: UInt64 = 10_000_000
+    /// Longest sleep without looking at the sender's timers (a key-frame request held back by
+    /// the limiter falls due; the bitrate policy moves): a deferred IDR is at most this late.
+    static let housekeepingInterval: UInt64 = 20_000_000
 
     /// Runs until the queue is closed and drained; throws what the sender refused (a bug: the
     /// encoder's output is checked before it gets here).
     func run() throws {
         let queue = control.outbox
-        var nextPoll: UInt64 = 0
+        var nextHousekeeping: UInt64 = 0
         while true {
             let now = MonotonicClock.now()
-            if now >= nextPoll {
-                serviceFeedback(now: now)
-                nextPoll = now + Self.feedbackSlice
+            if now >= nextHousekeeping {
+                serviceFeedback(now: now, readable: [])
+                nextHousekeeping = now + Self.housekeepingInterval
             }
-            switch queue.next(waitingUntil: nextPoll) {
+            control.sender.withLock { $0.feedbackPollSet(into: &watched) }
+            switch queue.next(waitingUntil: nextHousekeeping, watching: &watched) {
             case .finished: return
             case .timedOut: continue
+            case .feedback:
+                serviceReadableFeedback()
+                continue
             case .ready: break
             }
             try queue.withFront { slot in
                 if let unit = slot.video {
-                    // Feedback first, so a NACK or PLI that came in is answered before this
-                    // frame's packets.
-                    serviceFeedback(now: MonotonicClock.now())
+                    // Feedback first, so a NACK or PLI that came in while the queue was busy is
+                    // answered before this frame's packets (one poll with no wait).
+                    if pollWithoutWaiting() { serviceReadableFeedback() }
                     try control.sender.withLock { try $0.send(video: unit) }
                     latency.record(nanoseconds: MonotonicClock.now() &- slot.receivedAt)
                 } else {
@@ -50,11 +71,25 @@ final class SenderThread: @unchecked Sendable {
         }
     }
 
-    /// Reads what receivers sent back (RR, NACK, PLI/FIR, REMB; `MediaSender.pollFeedback`):
-    /// the sender resends what was NACKed; a picture loss and a new bitrate go to the media
-    /// thread, which applies them before its next encode.
-    private func serviceFeedback(now: UInt64) {
-        let actions = control.sender.withLock { $0.pollFeedback(now: now) }
+    /// Whether any watched socket has a datagram now.
+    private func pollWithoutWaiting() -> Bool {
+        guard !watched.isEmpty else { return false }
+        for index in watched.indices { watched[index].revents = 0 }
+        return poll(&watched, nfds_t(watched.count), 0) > 0
+    }
+
+    /// Reads the sockets `watched` marks readable, and acts on what came.
+    private func serviceReadableFeedback() {
+        readable.removeAll(keepingCapacity: true)
+        for entry in watched where entry.revents != 0 { readable.append(entry.fd) }
+        serviceFeedback(now: MonotonicClock.now(), readable: readable)
+    }
+
+    /// Reads what receivers sent back (RR, NACK, PLI/FIR, REMB; `MediaSender.pollFeedback`) on
+    /// the `readable` sockets: the sender resends what was NACKed; a picture loss and a new
+    /// bitrate go to the media thread, which applies them before its next encode.
+    private func serviceFeedback(now: UInt64, readable: [Int32]) {
+        let actions = control.sender.withLock { $0.pollFeedback(now: now, readable: readable) }
         if actions.keyFrameRequested { control.requestKeyFrame() }
         if let target = actions.targetBitrate { control.requestBitrate(kbps: target / 1000) }
     }
