@@ -100,9 +100,10 @@ public final class PublishSession: @unchecked Sendable {
             throw UsageError(error.message)
         }
         if let path = options.statsJSONPath {
-            switch StatsFile.create(path: path) {
-            case .success(let file): statsFile = file
-            case .failure(let error): throw UsageError("--stats-json \(path): cannot create the file: \(error.message)")
+            do {
+                statsFile = try StatsFile(path: path)
+            } catch {
+                throw UsageError("--stats-json: \(error.message)")
             }
         } else {
             statsFile = nil

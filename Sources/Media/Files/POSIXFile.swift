@@ -9,19 +9,19 @@
 /// (an hour of 48 kHz stereo float is over a gigabyte; of 720p I420, 140 GB).
 ///
 /// Errors carry the file's name, so a caller can show them as they are.
-final class POSIXFile {
+public final class POSIXFile {
     let path: String
     /// Name used in messages: the last path component, as a user recognises it.
     let displayName: String
     private let fd: Int32
 
-    enum Mode {
+    public enum Mode {
         case read
         /// Creates or truncates.
         case write
     }
 
-    init(path: String, mode: Mode) throws(MediaError) {
+    public init(path: String, mode: Mode) throws(MediaError) {
         self.path = path
         self.displayName = path.split(separator: "/").last.map(String.init) ?? path
         let flags: Int32 =
@@ -70,7 +70,7 @@ final class POSIXFile {
     }
 
     /// Writes all of `bytes` at `offset`, retrying short writes and `EINTR`.
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(MediaError) {
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(MediaError) {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
