@@ -5,7 +5,7 @@ SWIFT ?= swift
 TEST_RUN := SWIFT=$(SWIFT) bash scripts/test-run.sh
 FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
 
-.PHONY: all setup build release lint test demo fuzz bench clean
+.PHONY: all setup build release lint test demo fuzz bench link-order clean
 
 all: build
 
@@ -54,6 +54,10 @@ fuzz: setup
 ## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run, then one publisher to BENCH_ROOM=100 subscribers (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks)
 bench: release
 	@bash scripts/bench.sh
+
+## link-order: profile rtc-publish under callgrind and rewrite scripts/rtc-publish.order, the hot functions its release link packs together
+link-order: release
+	@bash scripts/link-order.sh
 
 clean:
 	rm -rf .build Fuzz/.build Benchmarks/.build out

@@ -74,7 +74,8 @@ let package = Package(
                 "Publisher", "Media", "SRTP", "Transport", "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            linkerSettings: leanExecutable + linkOrder
         ),
 
         // A viewer in a room: subscribe, write the answer SDP, optionally start a player.
@@ -91,7 +92,8 @@ let package = Package(
                 "Viewer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            linkerSettings: leanExecutable
         ),
 
         // The capture process → host socket protocol (Docs/ingest.md): wire format, parser and
@@ -114,7 +116,8 @@ let package = Package(
                 "Ingest",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            linkerSettings: leanExecutable
         ),
 
         // Encodes a source to files (H.264 Annex B, Ogg Opus) so a stock decoder can check them.
@@ -123,7 +126,8 @@ let package = Package(
             dependencies: [
                 "Media",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            linkerSettings: leanExecutable
         ),
 
         // Wire messages, validation, line framing and tokens, shared by the server and the client.
@@ -173,7 +177,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            path: "Signaling/rtc-signal"
+            path: "Signaling/rtc-signal",
+            linkerSettings: leanExecutable
         ),
 
         // What rtc-publish and rtc-subscribe use to talk to rtc-signal.
@@ -244,3 +249,45 @@ let package = Package(
 /// 886x1920: the tests would then measure the build mode, not the product. So these two
 /// modules are optimised in debug builds too (release builds are anyway).
 var pixelLoopsOptimized: [SwiftSetting] { [.unsafeFlags(["-O"], .when(configuration: .debug))] }
+
+/// How the executables are linked on Linux. Both choices cut what the loader maps and touches
+/// at every start; together they take 3 MB off rtc-publish's peak resident memory
+/// (Docs/benchmarks.md).
+/// - `--no-export-dynamic` undoes the `-export-dynamic` in the static Swift runtime's link
+///   arguments. Exporting every symbol put 22,000 names (1.3 MB of `.dynsym`, `.dynstr` and
+///   hash table) into the loaded image and made each a root that `--gc-sections` had to keep.
+///   Nothing looks our symbols up at run time: Swift finds types and conformances through its
+///   metadata sections, and its backtracer reads the file's own symbol table.
+/// - lld with `-z pack-relative-relocs` (DT_RELR; glibc 2.36 and later, which Debian 12 has).
+///   A position-independent binary with the Swift runtime inside carries about 60,000 relative
+///   relocations: 1.4 MB as RELA, read at every start, 12 KB as RELR. The toolchain's default
+///   linker (gold) cannot write RELR; lld ships with the toolchain.
+var leanExecutable: [LinkerSetting] {
+    [
+        .unsafeFlags(
+            [
+                "-use-ld=lld",
+                "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                "-Xlinker", "--no-export-dynamic",
+            ],
+            .when(platforms: [.linux])
+        )
+    ]
+}
+
+/// rtc-publish's release link places the functions it runs (scripts/rtc-publish.order, written
+/// by `make link-order` from callgrind runs of its usual jobs) side by side at the front of
+/// `.text`. A fault on program text maps the 64 KB around it, so the same 2,500 functions spread
+/// over 14 MB kept about 7.5 MB resident; packed, they take 2.5 MB less (Docs/benchmarks.md). A
+/// stale list only loses that saving: names the binary no longer has are ignored.
+var linkOrder: [LinkerSetting] {
+    [
+        .unsafeFlags(
+            [
+                "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/rtc-publish.order",
+                "-Xlinker", "--no-warn-symbol-ordering",
+            ],
+            .when(platforms: [.linux], configuration: .release)
+        )
+    ]
+}

@@ -26,6 +26,7 @@ if [ "${1:-}" = "bench" ]; then
     time                       # /usr/bin/time: CPU, wall and peak RSS of each benchmark run
     libgstreamer1.0-0          # filesrc, clocksync (coreelements)
     gstreamer1.0-plugins-ugly  # x264enc, the GStreamer peer's encoder
+    valgrind                   # callgrind: the functions scripts/link-order.sh lists
   )
 elif [ -n "${1:-}" ]; then
   echo "setup: unknown package group '$1' (only 'bench')" >&2; exit 2

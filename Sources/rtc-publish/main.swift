@@ -20,8 +20,11 @@ import Transport
 
 /// rtc-publish: streams the screen (the built-in test source by default) as H.264 + Opus over
 /// SRTP into a room, to a local preview and to any static destinations.
+///
+/// A synchronous command: the main thread parses, then waits in `runBlocking` while the session
+/// runs on its own threads and the cooperative pool (see `runBlocking` for why not `async`).
 @main
-struct RTCPublish: AsyncParsableCommand {
+struct RTCPublish: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtc-publish",
         abstract: "Publish a screen share (H.264 + Opus over SRTP) into a room and to a local preview.",
@@ -84,7 +87,7 @@ struct RTCPublish: AsyncParsableCommand {
     var bogusTimestamps = false
     @Flag(help: "Log signaling and lifecycle details.") var verbose = false
 
-    mutating func run() async throws {
+    mutating func run() throws {
         let options: PublishOptions
         do {
             options = try makeOptions()
@@ -108,7 +111,7 @@ struct RTCPublish: AsyncParsableCommand {
         let signals = Self.onTermination { session.stop() }
         defer { signals.forEach { $0.cancel() } }
         do {
-            let totals = try await session.run()
+            let totals = try runBlocking { try await session.run() }
             emit(
                 "\nstopped: \(totals.framesOut) frames, \(totals.audioPackets) audio packets, "
                     + "\(totals.packetsSent) packets sent, \(totals.framesDropped) frames dropped"
