@@ -17,6 +17,9 @@
 #   BENCH_MICRO=0         1: also build and run the micro-benchmarks in Benchmarks/
 #   BENCH_MACRO=1         0: skip the end-to-end rows (with BENCH_MICRO=1: micro only)
 #   BENCH_PORT=25004      first of the four loopback ports (video RTP/RTCP, audio RTP/RTCP)
+#   BENCH_INSTRUCTIONS=1  0: skip the instruction counts (callgrind: the unpaced ultrafast 1-thread job of
+#                         each row once under valgrind, about 4 minutes; a count does not move with a
+#                         busy neighbour, so it settles what the noisy CPU-time ratios cannot)
 #   BENCH_ROOM=100        subscribers in the room row: rtc-publish (paced, ultrafast, 1 thread) to
 #                         that many SRTP destinations at once, drained by `rtc-encode sink`; 0 skips it
 #   BENCH_ROOM_PORT=26000 first port of the room's blocks of four
@@ -28,13 +31,14 @@ RUNS=${BENCH_RUNS:-3}
 MATRIX=${BENCH_MATRIX:-full}
 MICRO=${BENCH_MICRO:-0}
 MACRO=${BENCH_MACRO:-1}
+INSTRUCTIONS=${BENCH_INSTRUCTIONS:-1}
 PORT=${BENCH_PORT:-25004}
 ROOM=${BENCH_ROOM:-100}
 ROOM_PORT=${BENCH_ROOM_PORT:-26000}
 DOC=${BENCH_DOC:-Docs/benchmarks.md}
 OUT=out/bench
 BIN=.build/release
-COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_ROOM=$ROOM scripts/bench.sh"
+COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_INSTRUCTIONS=$INSTRUCTIONS BENCH_ROOM=$ROOM scripts/bench.sh"
 
 fail() { echo "bench: $*" >&2; exit 1; }
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
@@ -44,6 +48,7 @@ case "$MATRIX" in
   quick) CONFIGS=("ultrafast 1" "veryfast 1") ;;
   *) fail "BENCH_MATRIX='$MATRIX' is neither 'full' nor 'quick'" ;;
 esac
+[[ "$INSTRUCTIONS" =~ ^[01]$ ]] || fail "BENCH_INSTRUCTIONS='$INSTRUCTIONS' must be 0 or 1"
 [[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )) || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
 [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )) ||
   fail "BENCH_ROOM_PORT='$ROOM_PORT' must be even, from 1024, with room for $ROOM blocks of four ports"
@@ -230,6 +235,43 @@ if [ "$MACRO" = 1 ]; then
     python3 scripts/bench-report.py room --dir "$OUT/room" --subscribers "$ROOM" --doc "$DOC" \
       --command "$COMMAND" --publish "$room_shown" \
       --sink "$BIN/rtc-encode sink --base-port $ROOM_PORT --blocks $ROOM"
+  fi
+
+  # Instructions: each row's unpaced ultrafast 1-thread job once under callgrind, which counts
+  # executed instructions per library. rtc-publish and the floor run from copies without debug
+  # info (this valgrind cannot read the Swift toolchain's DWARF).
+  if [ "$INSTRUCTIONS" = 1 ]; then
+    command -v valgrind >/dev/null || fail "valgrind is missing (scripts/setup.sh bench installs it)"
+    mkdir -p "$OUT/instructions"
+    cp "$PUBLISH" "$OUT/instructions/rtc-publish"
+    cp "$ENCODE" "$OUT/instructions/rtc-encode"
+    strip --strip-debug "$OUT/instructions/rtc-publish" "$OUT/instructions/rtc-encode"
+    FULL_PUBLISH=$PUBLISH FULL_ENCODE=$ENCODE
+    PUBLISH=$(cd "$OUT/instructions" && pwd)/rtc-publish
+    ENCODE=$(cd "$OUT/instructions" && pwd)/rtc-encode
+    for tool in rtc-publish ffmpeg gstreamer floor; do
+      dir="$OUT/instructions/$tool"
+      mkdir -p "$dir"
+      mapfile -t cmd < <(command_for "$tool" unpaced ultrafast 1)
+      sink_pid=""
+      if [ "$tool" != floor ]; then
+        python3 "$SINK" --ports "$SINK_PORTS" --out "$dir/sink.json" >"$dir/sink.log" 2>&1 &
+        sink_pid=$!
+        for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
+      fi
+      rc=0
+      (cd "$dir" && timeout 900 valgrind --tool=callgrind --callgrind-out-file=callgrind.out \
+        "${cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
+      if [ -n "$sink_pid" ]; then
+        sleep 0.2
+        kill -TERM "$sink_pid"
+        wait "$sink_pid" || true
+      fi
+      echo "$rc" >"$dir/rc"
+      echo "bench: instructions of $tool (callgrind) exit $rc"
+    done
+    PUBLISH=$FULL_PUBLISH ENCODE=$FULL_ENCODE
+    python3 scripts/bench-report.py instructions --dir "$OUT/instructions" --doc "$DOC" --command "$COMMAND"
   fi
 fi
 
