@@ -483,6 +483,8 @@ def instructions(args):
         "An instruction count does not move with a busy neighbour (two counts of rtc-publish's row differed",
         "by 0.01 %). It is not time (a cache miss costs many instructions' worth): it settles how much work",
         "a row does, the CPU-time tables above what that work cost on this machine during the run.",
+        "FFmpeg does SRTP with its own AES and HMAC (libavformat, libavutil: \"the rest\"); rtc-publish and",
+        "GStreamer use Debian's libsrtp2, whose crypto is NSS's.",
         f"Command: `{args.command}` (in out/bench/instructions/ROW: `valgrind --tool=callgrind` + the row's unpaced command).",
     ]
     missing = [TOOLS[t] for t in ("rtc-publish", "ffmpeg", "gstreamer", "floor") if t not in rows]

@@ -242,13 +242,13 @@ if [ "$MACRO" = 1 ]; then
   # info (this valgrind cannot read the Swift toolchain's DWARF).
   if [ "$INSTRUCTIONS" = 1 ]; then
     command -v valgrind >/dev/null || fail "valgrind is missing (scripts/setup.sh bench installs it)"
-    mkdir -p "$OUT/instructions"
-    cp "$PUBLISH" "$OUT/instructions/rtc-publish"
-    cp "$ENCODE" "$OUT/instructions/rtc-encode"
-    strip --strip-debug "$OUT/instructions/rtc-publish" "$OUT/instructions/rtc-encode"
+    rm -rf "$OUT/instructions"
+    mkdir -p "$OUT/instructions/bin"
+    cp "$PUBLISH" "$ENCODE" "$OUT/instructions/bin/"
+    strip --strip-debug "$OUT/instructions/bin/rtc-publish" "$OUT/instructions/bin/rtc-encode"
     FULL_PUBLISH=$PUBLISH FULL_ENCODE=$ENCODE
-    PUBLISH=$(cd "$OUT/instructions" && pwd)/rtc-publish
-    ENCODE=$(cd "$OUT/instructions" && pwd)/rtc-encode
+    PUBLISH=$(cd "$OUT/instructions/bin" && pwd)/rtc-publish
+    ENCODE=$(cd "$OUT/instructions/bin" && pwd)/rtc-encode
     for tool in rtc-publish ffmpeg gstreamer floor; do
       dir="$OUT/instructions/$tool"
       mkdir -p "$dir"
