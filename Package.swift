@@ -124,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-encode",
             dependencies: [
-                "Media",
+                "Media", "Transport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: leanExecutable

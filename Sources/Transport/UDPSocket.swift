@@ -19,8 +19,14 @@ public final class UDPSocket: @unchecked Sendable {
     /// Datagrams dropped because the socket buffer was full (EAGAIN) or the path refused them.
     public private(set) var droppedSends = 0
 
-    /// Opens a non-blocking socket bound to `local` (port 0 picks a free one).
-    public init(bindingTo local: UDPAddress, sendBufferBytes: Int = 1 << 20) throws(TransportError) {
+    /// Opens a non-blocking socket bound to `local` (port 0 picks a free one). A receiver that
+    /// takes bursts (an IDR to many destinations) asks for a deeper `receiveBufferBytes` than the
+    /// system's default.
+    public init(
+        bindingTo local: UDPAddress,
+        sendBufferBytes: Int = 1 << 20,
+        receiveBufferBytes: Int? = nil
+    ) throws(TransportError) {
         let fd = socket(
             local.family,
             Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
@@ -29,6 +35,10 @@ public final class UDPSocket: @unchecked Sendable {
         guard fd >= 0 else { throw TransportError.system(.socket, "socket") }
         var size = Int32(sendBufferBytes)
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        if let receiveBufferBytes {
+            var receiveSize = Int32(clamping: receiveBufferBytes)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveSize, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = local
         let status = withUnsafePointer(to: &address.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, address.length) }

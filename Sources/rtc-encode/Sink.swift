@@ -1,4 +1,5 @@
 import ArgumentParser
+import Transport
 
 #if canImport(Glibc)
     import Glibc
@@ -30,10 +31,9 @@ struct Sink: ParsableCommand {
             )
         }
         guard seconds > 0, seconds <= 3600 else { throw usageError("--seconds \(seconds) must be within 0…3600") }
-        var sockets: [Int32] = []
-        defer { for socket in sockets { close(socket) } }
+        var sockets: [UDPSocket] = []
         for index in 0..<(4 * blocks) { sockets.append(try Self.bindLoopback(port: basePort + index)) }
-        var polled = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var polled = sockets.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
         Self.stopOnSignals()
         // The benchmark script starts the publisher once the ports are bound.
         var standardError = StandardError()
@@ -48,9 +48,8 @@ struct Sink: ParsableCommand {
         while !Self.stopRequested, Self.now() < end {
             guard poll(&polled, nfds_t(polled.count), 100) > 0 else { continue }
             for index in polled.indices where polled[index].revents != 0 {
-                while true {
-                    let length = recv(sockets[index], buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-                    guard length > 0 else { break }
+                while let received = sockets[index].receive(into: buffer), received.length > 0 {
+                    let length = received.length
                     datagrams += 1
                     bytes += length
                     // Video RTP (the block's first port): byte 1's top bit is the marker.
@@ -65,27 +64,16 @@ struct Sink: ParsableCommand {
         )
     }
 
-    private static func bindLoopback(port: Int) throws -> Int32 {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard socket >= 0 else { throw usageError("socket failed: errno \(errno)") }
-        // A deep receive buffer: an IDR to a hundred receivers arrives in one burst.
-        var size: Int32 = 4 << 20
-        _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+    /// A deep receive buffer: an IDR to a hundred receivers arrives in one burst.
+    private static func bindLoopback(port: Int) throws -> UDPSocket {
+        do {
+            return try UDPSocket(
+                bindingTo: UDPAddress(host: "127.0.0.1", port: port),
+                receiveBufferBytes: 4 << 20
+            )
+        } catch {
+            throw usageError("\(error.message)")
         }
-        guard bound == 0 else {
-            let code = errno
-            close(socket)
-            throw usageError("cannot bind 127.0.0.1:\(port): errno \(code)")
-        }
-        return socket
     }
 
     private static func now() -> Double {
@@ -96,8 +84,16 @@ struct Sink: ParsableCommand {
 
     nonisolated(unsafe) private static var stopRequested = false
 
+    /// The handlers only set a flag the receive loop checks every 100 ms. The two signals are
+    /// unblocked too: a process inherits its parent's signal mask, and a parent that spawns from
+    /// a thread blocking them (a Swift test runner's pool thread does) would leave the sink deaf.
     private static func stopOnSignals() {
         signal(SIGTERM) { _ in Sink.stopRequested = true }
         signal(SIGINT) { _ in Sink.stopRequested = true }
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
     }
 }
