@@ -51,8 +51,28 @@ public final class BackgroundProcess {
 
     /// Everything it printed so far (stdout and stderr interleaved).
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-    public var isRunning: Bool { process.isRunning }
-    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    public var isRunning: Bool { process.isRunning && Self.zombieStatus(process.processIdentifier) == nil }
+    /// The exit status (or, killed, the signal's number), as Foundation's `terminationStatus`.
+    public var exitStatus: Int32? {
+        if !process.isRunning { return process.terminationStatus }
+        return Self.zombieStatus(process.processIdentifier)
+    }
+
+    /// Foundation's `Process` sometimes never hears of a child that died within moments of its
+    /// start (seen with a gst-launch that aborted while starting): the child stays a zombie,
+    /// `isRunning` stays true and `waitUntilExit()` never returns. The kernel knows better:
+    /// `/proc/PID/stat` shows state Z and, in its 52nd field, the status `waitpid` would report.
+    /// Returns that status decoded (exit code, or signal number) for a zombie, else nil.
+    public static func zombieStatus(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (comm)": field 3 is the state; field 52 the exit code.
+        let fields = stat[stat.index(after: close)...].split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.first == "Z", fields.count >= 50, let raw = Int32(fields[49]) else { return nil }
+        let signal = raw & 0x7f
+        return signal == 0 ? (raw >> 8) & 0xff : signal
+    }
 
     /// SIGINT: what a user's Ctrl-C sends.
     public func interrupt() { process.interrupt() }
@@ -63,10 +83,12 @@ public final class BackgroundProcess {
     @discardableResult
     public func waitForExit(deadlineSeconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(deadlineSeconds)
-        while process.isRunning {
+        while isRunning {
             guard Date() < deadline else {
                 kill()
-                process.waitUntilExit()
+                // Not `waitUntilExit()`: it may never return (see `zombieStatus`).
+                let killed = Date().addingTimeInterval(10)
+                while isRunning, Date() < killed { usleep(20_000) }
                 return false
             }
             usleep(20_000)

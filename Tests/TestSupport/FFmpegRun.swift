@@ -35,13 +35,20 @@ public final class FFmpegRun {
 
     public var standardOutput: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
     public var standardError: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
-    public var exitStatus: Int32 { process.isRunning ? -1 : process.terminationStatus }
+    public var exitStatus: Int32 {
+        if !process.isRunning { return process.terminationStatus }
+        return BackgroundProcess.zombieStatus(process.processIdentifier) ?? -1
+    }
+    /// Running as far as the kernel knows too (see `BackgroundProcess.zombieStatus`).
+    var isRunning: Bool {
+        process.isRunning && BackgroundProcess.zombieStatus(process.processIdentifier) == nil
+    }
 
     /// Polls `condition` every 10 ms until it holds; a bounded wait, not a timing assertion.
     public func waitUntil(deadlineSeconds: Double, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(deadlineSeconds)
         while try !condition() {
-            guard process.isRunning else { throw InteropFailure("ffmpeg exited early:\n\(standardError)") }
+            guard isRunning else { throw InteropFailure("ffmpeg exited early:\n\(standardError)") }
             guard Date() < deadline else { throw InteropFailure("condition not met in time:\n\(standardError)") }
             usleep(10_000)
         }
@@ -50,7 +57,7 @@ public final class FFmpegRun {
     /// Waits for ffmpeg to end by itself; false (and ffmpeg stopped) if it has not by the deadline.
     public func waitForExit(deadlineSeconds: Double) throws -> Bool {
         let deadline = Date().addingTimeInterval(deadlineSeconds)
-        while process.isRunning {
+        while isRunning {
             guard Date() < deadline else {
                 stop()
                 return false
@@ -61,9 +68,11 @@ public final class FFmpegRun {
     }
 
     public func stop() {
-        guard process.isRunning else { return }
+        guard isRunning else { return }
         process.terminate()
-        process.waitUntilExit()
+        // Bounded, not `waitUntilExit()`, which may never return for a child Foundation lost.
+        let deadline = Date().addingTimeInterval(10)
+        while isRunning, Date() < deadline { usleep(10_000) }
     }
 }
 
