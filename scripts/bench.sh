@@ -73,6 +73,23 @@ if [ "$MACRO" = 1 ]; then
   PUBLISH=$(cd "$BIN" && pwd)/rtc-publish
   ENCODE=$(cd "$BIN" && pwd)/rtc-encode
   SINK=$(pwd)/scripts/bench-sink.py
+
+  # Sinks run in the background, started as `... & SINK_PID=$!`, print "ready" once bound into
+  # DIR/sink.log, and are stopped with SIGTERM once the datagrams in flight have landed.
+  await_sink() { # DIR WHAT
+    for _ in $(seq 50); do grep -q ready "$1/sink.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q ready "$1/sink.log" || { kill "$SINK_PID" 2>/dev/null; fail "$2 did not start: $(cat "$1/sink.log")"; }
+  }
+  start_udp_sink() { # DIR: bench-sink.py on the four ports of the end-to-end rows
+    python3 "$SINK" --ports "$SINK_PORTS" --out "$1/sink.json" >"$1/sink.log" 2>&1 &
+    SINK_PID=$!
+    await_sink "$1" "UDP sink"
+  }
+  stop_sink() { # SECONDS to let the last datagrams land
+    sleep "$1"
+    kill -TERM "$SINK_PID" 2>/dev/null || true
+    wait "$SINK_PID" || true
+  }
   UNPACED_FLAG=0
   "$PUBLISH" --help 2>/dev/null | grep -q -- '--unpaced' && UNPACED_FLAG=1
   [ "$UNPACED_FLAG" = 1 ] || echo "bench: this rtc-publish has no --unpaced flag: its unpaced rows are n/a"
@@ -167,20 +184,10 @@ if [ "$MACRO" = 1 ]; then
       shown=${shown//"$ENCODE"/$BIN/rtc-encode}
       printf '# %s %s, %s, %s thread(s), in %s\n%s\n' "$tool" "$mode" "$preset" "$threads" "$dir" "$shown" >>"$OUT/commands.txt"
     fi
-    local sink_pid=""
-    if [ "$tool" != floor ]; then
-      python3 "$SINK" --ports "$SINK_PORTS" --out "$dir/sink.json" >"$dir/sink.log" 2>&1 &
-      sink_pid=$!
-      for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
-      grep -q ready "$dir/sink.log" || { kill "$sink_pid" 2>/dev/null; fail "UDP sink did not start: $(cat "$dir/sink.log")"; }
-    fi
+    if [ "$tool" != floor ]; then start_udp_sink "$dir"; fi
     local rc=0
     (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
-    if [ -n "$sink_pid" ]; then
-      sleep 0.2 # the last datagrams still in flight
-      kill -TERM "$sink_pid"
-      wait "$sink_pid" || true
-    fi
+    if [ "$tool" != floor ]; then stop_sink 0.2; fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
     local summary
     summary=$(cat "$dir/time.txt" 2>/dev/null | tail -1)
@@ -214,17 +221,14 @@ if [ "$MACRO" = 1 ]; then
       mkdir -p "$dir"
       for i in $(seq 0 $((ROOM - 1))); do echo "127.0.0.1:$((ROOM_PORT + 4 * i))"; done >"$dir/to.txt"
       "$ENCODE" sink --base-port "$ROOM_PORT" --blocks "$ROOM" --seconds 60 >"$dir/sink.json" 2>"$dir/sink.log" &
-      sink_pid=$!
-      for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
-      grep -q ready "$dir/sink.log" || { kill "$sink_pid" 2>/dev/null; fail "room sink did not start: $(cat "$dir/sink.log")"; }
+      SINK_PID=$!
+      await_sink "$dir" "room sink"
       room_cmd=("$PUBLISH" --no-signal --no-preview --room bench --uid bench --video "$IN/in.y4m" --audio "$IN/in.wav"
         --to-file to.txt --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset ultrafast --threads 1
         --video-bitrate 2500 --audio-bitrate 96000 --keyint 60 --duration 10 --stats-json stats.jsonl)
       rc=0
       (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${room_cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
-      sleep 0.3 # the last datagrams still in flight
-      kill -TERM "$sink_pid" 2>/dev/null || true
-      wait "$sink_pid" || true
+      stop_sink 0.3
       echo "$rc" >"$dir/rc"
       printf 'bench: room run %s/%s  %s subscribers  exit %s  wall/user/sys/maxrssKB: %s\n' \
         "$run" "$RUNS" "$ROOM" "$rc" "$(tail -1 "$dir/time.txt" 2>/dev/null)"
@@ -253,20 +257,11 @@ if [ "$MACRO" = 1 ]; then
       dir="$OUT/instructions/$tool"
       mkdir -p "$dir"
       mapfile -t cmd < <(command_for "$tool" unpaced ultrafast 1)
-      sink_pid=""
-      if [ "$tool" != floor ]; then
-        python3 "$SINK" --ports "$SINK_PORTS" --out "$dir/sink.json" >"$dir/sink.log" 2>&1 &
-        sink_pid=$!
-        for _ in $(seq 50); do grep -q ready "$dir/sink.log" 2>/dev/null && break; sleep 0.1; done
-      fi
+      if [ "$tool" != floor ]; then start_udp_sink "$dir"; fi
       rc=0
       (cd "$dir" && timeout 900 valgrind --tool=callgrind --callgrind-out-file=callgrind.out \
         "${cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
-      if [ -n "$sink_pid" ]; then
-        sleep 0.2
-        kill -TERM "$sink_pid"
-        wait "$sink_pid" || true
-      fi
+      if [ "$tool" != floor ]; then stop_sink 0.2; fi
       echo "$rc" >"$dir/rc"
       echo "bench: instructions of $tool (callgrind) exit $rc"
     done
