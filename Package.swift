@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CX264", pkgConfig: "x264", providers: [.apt(["libx264-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSRTP", pkgConfig: "libsrtp2", providers: [.apt(["libsrtp2-dev"])]),
+        // Nettle: the AES-CTR and HMAC-SHA1 that libsrtp2's AES-CM suites run on here.
+        .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
@@ -51,7 +53,7 @@ let package = Package(
         // Pure bytes and numbers: depends on nothing.
         .target(name: "RTP"),
         // SRTP/SRTCP through libsrtp2 (RFC 3711, RFC 7714). Works on bytes; no media code.
-        .target(name: "SRTP", dependencies: ["CSRTP"]),
+        .target(name: "SRTP", dependencies: ["CSRTP", "CNettle"]),
         // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
         .target(name: "SDP"),
 

@@ -9,6 +9,7 @@ PACKAGES=(
   libx264-dev      # H.264 encoder (GPL-2.0-or-later)
   libopus-dev      # Opus encoder/decoder
   libsrtp2-dev     # SRTP / SRTCP
+  nettle-dev       # AES-CTR and HMAC-SHA1 for libsrtp2 (Debian builds it on NSS, five times slower)
   libyuv-dev       # pixel-format conversion and scaling
   libspeexdsp-dev  # audio resampling
   ffmpeg           # the real receiver the tests decode our output with

@@ -1,6 +1,11 @@
 #ifndef RTC_CSRTP_SHIM_H
 #define RTC_CSRTP_SHIM_H
 #include <srtp2/srtp.h>
+/// The cipher and authenticator interfaces libsrtp2 lets a program replace (see
+/// Sources/SRTP/NettleTransforms.swift), and the algorithm ids they are registered under.
+#include <srtp2/cipher.h>
+#include <srtp2/auth.h>
+#include <srtp2/crypto_types.h>
 
 /// libsrtp's per-suite policy setters are partly function-like macros
 /// (`srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80` is `srtp_crypto_policy_set_rtp_default`),

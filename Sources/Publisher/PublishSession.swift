@@ -1,6 +1,7 @@
 import Ingest
 import Logging
 import Media
+import SRTP
 import SignalingClient
 import SignalingProtocol
 import Transport
@@ -251,6 +252,10 @@ public final class PublishSession: @unchecked Sendable {
             print("waiting for a capture process on \(server.address) (rtc-capture-sim --ingest \(server.address))")
         } else {
             throw UsageError("no video input")
+        }
+        if !SRTPSession.usesNettle {
+            // Still correct, about five times the CPU per packet (Debian's libsrtp2 is built on NSS).
+            logger.warning("SRTP is not on Nettle", metadata: ["implementation": "\(SRTPSession.cryptoImplementation)"])
         }
         control.statistics.withLock {
             $0.videoBitrateTargetKbps = options.videoBitrateKbps

@@ -50,6 +50,20 @@ public final class SRTPSession {
         }
     }
 
+    /// What protects and verifies AES-CM packets (libsrtp2 on Nettle, normally), for logs and
+    /// benchmark reports; initialises libsrtp if no session has yet.
+    public static var cryptoImplementation: String {
+        _ = try? SRTPLibrary.ensureInitialized()
+        return SRTPLibrary.cryptoImplementation
+    }
+
+    /// Whether AES-CM and HMAC-SHA1 run on Nettle rather than libsrtp2's own build (NSS on
+    /// Debian, about five times slower per packet).
+    public static var usesNettle: Bool {
+        _ = try? SRTPLibrary.ensureInitialized()
+        return SRTPLibrary.usesNettle
+    }
+
     /// Largest packet accepted: a UDP datagram cannot carry more.
     public static let maximumPacketLength = 65_535
     private static let minimumRTPLength = 12
