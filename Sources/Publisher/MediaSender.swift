@@ -45,6 +45,10 @@ public final class MediaSender {
     private var nextReport: UInt64?
     private var lastVideoTimestamp: UInt32?
     private let packet: RTPPacketBuffer
+    /// A picture's clear packets, sent as one burst per destination (`sendBurst`).
+    private let burst: PacketBurst
+    /// Where each destination's copy of the burst is protected, one destination at a time.
+    private let burstScratch: UnsafeMutableRawBufferPointer
     /// Clear video packets as sent, for NACKs (one copy per packet).
     let videoHistory: RTPPacketHistory
     /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
@@ -75,6 +79,8 @@ public final class MediaSender {
             configuration: RTCPIntervalConfiguration(sessionBandwidth: configuration.sessionBandwidth)
         )
         packet = RTPPacketBuffer(budget: budget)
+        burst = PacketBurst(slotSize: budget.mtu)
+        burstScratch = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 16)
         let feedback = configuration.feedback
         videoHistory = try RTPPacketHistory(
             capacity: RTPPacketHistory.recommendedCapacity(
@@ -96,6 +102,8 @@ public final class MediaSender {
         feedbackBuffer = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
         feedbackCopy = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
     }
+
+    deinit { burstScratch.deallocate() }
 
     /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
     /// packet from the next one on, sent from its own local sockets (which also read its
@@ -168,7 +176,28 @@ public final class MediaSender {
         // Read before packetize borrows `video` for the whole call (exclusive access).
         let headerLength = video.headerLength
         try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
-            fanOut(buffer, video: true, headerLength: headerLength)
+            // The clear packet is kept for NACKs before it is encrypted per destination.
+            videoHistory.store(buffer)
+            burst.append(buffer)
+            if burst.isFull { sendBurst(headerLength: headerLength) }
+        }
+        sendBurst(headerLength: headerLength)
+    }
+
+    /// The picture's packets gathered so far, to every destination as one burst each
+    /// (`Destination.send(burst:…)`): destination by destination, through one scratch buffer.
+    private func sendBurst(headerLength: Int) {
+        defer { burst.removeAll() }
+        guard burst.count > 0 else { return }
+        for destination in destinations {
+            destination.send(
+                burst: burst,
+                headerLength: headerLength,
+                to: destination.address.videoRTP,
+                through: destination.sockets.rtp,
+                scratch: burstScratch
+            )
+            packetsSent += burst.count
         }
     }
 
@@ -186,25 +215,19 @@ public final class MediaSender {
             stream: &audio,
             into: packet
         ) { buffer in
-            fanOut(buffer, video: false, headerLength: headerLength)
+            sendAudio(buffer, headerLength: headerLength)
         }
     }
 
-    private func fanOut(_ buffer: RTPPacketBuffer, video isVideo: Bool, headerLength: Int) {
+    /// One Opus packet to every destination: copy, protect and `sendto` each.
+    private func sendAudio(_ buffer: RTPPacketBuffer, headerLength: Int) {
         let payloadLength = buffer.count - headerLength
-        // The clear packet is kept for NACKs before it is encrypted per destination.
-        if isVideo { videoHistory.store(buffer) }
         buffer.withUnsafeBytes { bytes in
             for destination in destinations {
-                let target = isVideo ? destination.address.videoRTP : destination.address.audioRTP
-                guard let target else { continue }
+                guard let target = destination.address.audioRTP else { continue }
                 destination.send(bytes, rtcp: false, to: target, through: destination.sockets.rtp)
                 packetsSent += 1
-                if isVideo {
-                    destination.videoReport.recordPacketSent(payloadLength: payloadLength)
-                } else {
-                    destination.audioReport.recordPacketSent(payloadLength: payloadLength)
-                }
+                destination.audioReport.recordPacketSent(payloadLength: payloadLength)
             }
         }
     }

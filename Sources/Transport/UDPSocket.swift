@@ -8,7 +8,8 @@
 ///
 /// Media does not go through SwiftNIO (which signaling uses): NIO wraps every datagram in a
 /// freshly allocated envelope and `ByteBuffer`, and the media path must not allocate per packet.
-/// Here a packet goes from the buffer SRTP protected it in straight to `sendto`/`sendmmsg`:
+/// Here a packet goes from the buffer SRTP protected it in straight to `sendto` (or a burst of them
+/// to one segmented `sendmsg`, see `send(_:segmentSize:to:)`):
 /// zero copies in user space, zero allocations. Sends never block: a full socket buffer drops
 /// the datagram (counted) rather than stalling the encoder, as a real-time sender must.
 public final class UDPSocket: @unchecked Sendable {
@@ -17,15 +18,19 @@ public final class UDPSocket: @unchecked Sendable {
     public let descriptor: Int32
     public let localAddress: UDPAddress
     /// Datagrams dropped because the socket buffer was full (EAGAIN) or the path refused them.
-    public private(set) var droppedSends = 0
+    public internal(set) var droppedSends = 0
+    /// Whether bursts go out as one segmented send (`send(_:segmentSize:to:)`); false when asked
+    /// for, or once the kernel refused it for this socket.
+    public internal(set) var usesSegmentationOffload: Bool
 
     /// Opens a non-blocking socket bound to `local` (port 0 picks a free one). A receiver that
     /// takes bursts (an IDR to many destinations) asks for a deeper `receiveBufferBytes` than the
-    /// system's default.
+    /// system's default. `segmentationOffload: false` sends bursts datagram by datagram.
     public init(
         bindingTo local: UDPAddress,
         sendBufferBytes: Int = 1 << 20,
-        receiveBufferBytes: Int? = nil
+        receiveBufferBytes: Int? = nil,
+        segmentationOffload: Bool = true
     ) throws(TransportError) {
         let fd = socket(
             local.family,
@@ -54,6 +59,7 @@ public final class UDPSocket: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         self.descriptor = fd
+        self.usesSegmentationOffload = segmentationOffload
         self.localAddress = UDPAddress(storage: bound, length: length)
     }
 

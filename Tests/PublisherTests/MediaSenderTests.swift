@@ -115,6 +115,69 @@ import Transport
         #expect(!b.drain(b.rtp).isEmpty)
     }
 
+    /// A 720p key frame is about 90 packets, which leave as bursts (runs of equal-size packets in
+    /// one segmented send each, `Destination.send(burst:…)`). Each receiver must still get every
+    /// packet once, in sequence order, within the MTU, and reassemble the exact NAL units; and
+    /// the per-destination counters must count datagrams and bytes as sent.
+    @Test func aKeyFrameLeavesInBurstsAndReassemblesExactly() throws {
+        let start = MonotonicClock.now()
+        let sender = try MediaSender(configuration: .init(cname: "alice_sub"), origin: start)
+        let receivers = try [Receiver(mux: true), Receiver(mux: true)]
+        var destinations: [Destination] = []
+        for (index, receiver) in receivers.enumerated() {
+            destinations.append(
+                try sender.addDestination(
+                    id: "d\(index)",
+                    address: DestinationAddress(
+                        host: "127.0.0.1",
+                        videoPort: receiver.rtp.localAddress.port,
+                        audioPort: nil,
+                        rtcpMux: true
+                    )
+                )
+            )
+        }
+        let source = try SyntheticScreenSource(width: 1280, height: 720)
+        let encoder = try H264Encoder(.init(width: 1280, height: 720, bitrateKbps: 2_500))
+        var units: [Media.H264AccessUnit] = []
+        for index in 0..<3 {
+            let unit = try #require(
+                try encoder.encode(source.videoFrame(index: index, captureTime: start + UInt64(index) * 33_333_333))
+            )
+            units.append(unit)
+            try sender.send(video: unit)
+        }
+        #expect(units[0].isKeyFrame)
+        var reference = H264Payloader(budget: try RTPPayloadBudget(mtu: 1200, srtpTrailerRoom: 16))
+        let expectedCount = try units.reduce(0) {
+            $0 + (try reference.payloads(accessUnit: $1.nalUnits, maximumPayloadLength: 1200 - 28).count)
+        }
+        #expect(
+            expectedCount > 60,
+            "a 720p key frame should take dozens of packets, took \(expectedCount) for 3 frames"
+        )
+
+        for (receiver, destination) in zip(receivers, destinations) {
+            let inbound = try SRTPSession(keys: destination.keys, direction: .inbound)
+            let datagrams = receiver.drain(receiver.rtp).filter { $0.count > 1 && $0[1] & 0x7F == 96 }
+            #expect(datagrams.count == expectedCount)
+            #expect(destination.statistics.rtpPackets == expectedCount)
+            #expect(destination.statistics.rtpBytes == datagrams.reduce(0) { $0 + $1.count })
+            #expect(destination.statistics.sendDrops == 0 && destination.statistics.protectFailures == 0)
+            var depacketizer = H264Depacketizer()
+            var reassembled: [RTP.H264AccessUnit] = []
+            var previous: UInt16?
+            for bytes in datagrams {
+                #expect(bytes.count <= 1200)
+                let packet = try RTPPacket.parse(try inbound.unprotect(bytes))
+                if let previous { #expect(packet.header.sequenceNumber == previous &+ 1) }
+                previous = packet.header.sequenceNumber
+                reassembled += try depacketizer.push(packet)
+            }
+            #expect(reassembled.map { $0.nalUnits } == units.map { $0.nalUnits.map(Array.init) })
+        }
+    }
+
     @Test func rtcpMuxSendsReportsOnTheRTPPortAndTheSDPSaysSo() throws {
         let start = MonotonicClock.now()
         let sender = try MediaSender(configuration: .init(cname: "bob"), origin: start)
