@@ -74,11 +74,14 @@ if [ "$MACRO" = 1 ]; then
   ENCODE=$(cd "$BIN" && pwd)/rtc-encode
   SINK=$(pwd)/scripts/bench-sink.py
 
-  # Sinks run in the background, started as `... & SINK_PID=$!`, print "ready" once bound into
-  # DIR/sink.log, and are stopped with SIGTERM once the datagrams in flight have landed.
+  # Sinks run in the background, started as `... & SINK_PID=$!`, print a line of their own once
+  # bound into DIR/sink.log ("ready", or "rtc-encode sink: ready on ..."), and are stopped with
+  # SIGTERM once the datagrams in flight have landed. The match is anchored: "Address already in
+  # use" also contains "ready".
+  SINK_READY='^(ready|rtc-encode sink: ready on .*)$'
   await_sink() { # DIR WHAT
-    for _ in $(seq 50); do grep -q ready "$1/sink.log" 2>/dev/null && break; sleep 0.1; done
-    grep -q ready "$1/sink.log" || { kill "$SINK_PID" 2>/dev/null; fail "$2 did not start: $(cat "$1/sink.log")"; }
+    for _ in $(seq 50); do grep -qE "$SINK_READY" "$1/sink.log" 2>/dev/null && break; sleep 0.1; done
+    grep -qE "$SINK_READY" "$1/sink.log" || { kill "$SINK_PID" 2>/dev/null; fail "$2 did not start: $(cat "$1/sink.log")"; }
   }
   start_udp_sink() { # DIR: bench-sink.py on the four ports of the end-to-end rows
     python3 "$SINK" --ports "$SINK_PORTS" --out "$1/sink.json" >"$1/sink.log" 2>&1 &

@@ -13,7 +13,8 @@ final class FanOutState {
     private var unit: H264AccessUnit
     private var frame: UInt64 = 0
 
-    init(destinations: Int) throws {
+    /// One access unit of `nalUnits` (a single 1100-byte P slice, one packet, by default).
+    init(destinations: Int, nalUnits: [[UInt8]] = [H264Samples.slice(type: 1, bytes: 1_100)]) throws {
         sinks = try Self.bindPortPair()
         sender = try MediaSender(configuration: .init(cname: "bench@127.0.0.1"), origin: MonotonicClock.now())
         let port = sinks[0].localAddress.port
@@ -21,15 +22,21 @@ final class FanOutState {
             let address = try DestinationAddress(host: "127.0.0.1", videoPort: port, audioPort: nil)
             try sender.addDestination(id: "viewer-\(index)", address: address)
         }
-        let nal = H264Samples.slice(type: 1, bytes: 1_100)
-        unit = H264AccessUnit(data: nal, nalRanges: [0..<nal.count], captureTime: 0, isKeyFrame: false)
+        var data: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for nal in nalUnits {
+            ranges.append(data.count..<data.count + nal.count)
+            data += nal
+        }
+        let isKeyFrame = nalUnits.contains { ($0.first ?? 0) & 0x1F == 5 }
+        unit = H264AccessUnit(data: data, nalRanges: ranges, captureTime: 0, isKeyFrame: isKeyFrame)
         scratch = .allocate(byteCount: 65_536, alignment: 8)
     }
 
     deinit { scratch.deallocate() }
 
     /// Sends the access unit as the next frame (33 ms later in capture time).
-    func sendOnePacket() {
+    func sendFrame() {
         frame += 1
         unit.captureTime = frame * 33_333_333
         try? sender.send(video: unit)
@@ -47,7 +54,8 @@ final class FanOutState {
     private static func bindPortPair() throws -> [UDPSocket] {
         var lastError: Error?
         for _ in 0..<64 {
-            let rtp = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
+            // Deep enough for a key frame to ten subscribers (about 1 MB) between drains.
+            let rtp = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0), receiveBufferBytes: 4 << 20)
             guard rtp.localAddress.port % 2 == 0, rtp.localAddress.port < 65_535 else { continue }
             do {
                 let rtcp = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: rtp.localAddress.port + 1))

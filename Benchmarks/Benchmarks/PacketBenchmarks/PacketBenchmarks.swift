@@ -49,6 +49,26 @@ let benchmarks: @Sendable () -> Void = {
         try ProtectState(clearLength: 1200 - SRTPSuite.aesCM128HmacSHA1_80.rtpTrailerLength)
     }
 
+    // A key frame as the publisher sends it: per subscriber, its packets protected back to back
+    // and sent as runs of equal size in one segmented sendmsg each (UDP GSO).
+    let keyFrame = [H264Samples.sps, H264Samples.pps, H264Samples.slice(type: 5, bytes: 100_000)]
+    let keyFramePackets = (try? H264PayloadState(nalUnits: keyFrame).packetCount()) ?? 0
+    for subscribers in [1, 10] {
+        let packets = keyFramePackets * subscribers
+        Benchmark(
+            "Key-frame fan-out: 100 KB IDR, \(subscribers) subscriber(s), copy + protect + segmented send (\(packets) packets)"
+        ) { benchmark, state in
+            for _ in benchmark.scaledIterations {
+                state.drain()
+                benchmark.startMeasurement()
+                state.sendFrame()
+                benchmark.stopMeasurement()
+            }
+        } setup: {
+            try FanOutState(destinations: subscribers, nalUnits: keyFrame)
+        }
+    }
+
     for destinations in [1, 10, 100] {
         let noun = destinations == 1 ? "destination" : "destinations"
         Benchmark("Fan-out: one 1100 B video packet to \(destinations) \(noun), copy + protect + sendto each") {
@@ -57,7 +77,7 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations {
                 state.drain()
                 benchmark.startMeasurement()
-                state.sendOnePacket()
+                state.sendFrame()
                 benchmark.stopMeasurement()
             }
         } setup: {
