@@ -12,11 +12,13 @@ import CSRTP
 /// own crypto, only slower; `SRTPSession.cryptoImplementation` says which is in use.
 enum SRTPLibrary {
     private static let initialization: Result<Result<Void, SRTPError>, SRTPError> = {
+        // NSS stays loaded through libsrtp's self-tests instead of loading once per test.
+        let hold = NSSContextHold()
         let status = srtp_init()
-        guard status == srtp_err_status_ok else {
-            return .failure(SRTPError(status: status, operation: "srtp_init"))
-        }
-        return .success(NettleTransforms.install())
+        let transforms = status == srtp_err_status_ok ? NettleTransforms.install() : nil
+        hold.release()
+        guard let transforms else { return .failure(SRTPError(status: status, operation: "srtp_init")) }
+        return .success(transforms)
     }()
 
     static func ensureInitialized() throws {

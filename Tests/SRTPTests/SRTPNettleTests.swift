@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SRTP
@@ -50,5 +51,20 @@ struct SRTPNettleTests {
             #expect(try receiver.unprotect(try sender.protect(rtp)) == rtp)
             sequence &+= 1
         }
+    }
+}
+
+/// Debian's libsrtp2 runs its start-up self-tests through NSS; `SRTPLibrary` holds one NSS
+/// context across them so NSS's softoken loads once instead of once per test (`NSSContextHold`).
+@Suite("NSS held open during srtp_init")
+struct NSSContextHoldTests {
+    @Test("the hold finds libsrtp2's NSS, and NSS's softoken is loaded while it is held")
+    func holdsNSS() throws {
+        let hold = NSSContextHold()
+        let isHeld = hold.isHeld
+        #expect(isHeld)
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        #expect(maps.contains("libsoftokn3.so"))
+        hold.release()
     }
 }
