@@ -54,31 +54,26 @@ enum NettleTransforms {
     private static let keyLength = 16
     private static let saltLength = 14
 
-    nonisolated(unsafe) private static let counterModeType: UnsafeMutablePointer<srtp_cipher_type_t> = {
-        let type = UnsafeMutablePointer<srtp_cipher_type_t>.allocate(capacity: 1)
-        type.initialize(
-            to: srtp_cipher_type_t(
-                alloc: counterAlloc,
-                dealloc: counterDealloc,
-                init: counterInit,
-                set_aad: nil,
-                encrypt: counterEncrypt,
-                decrypt: counterEncrypt,
-                set_iv: counterSetIV,
-                get_tag: nil,
-                description: permanentCString("AES-128 ICM (Nettle)"),
-                test_data: counterModeTestCase,
-                id: srtp_cipher_type_id_t(SRTP_AES_ICM_128)
-            )
+    nonisolated(unsafe) private static let counterModeType: UnsafeMutablePointer<srtp_cipher_type_t> = allocated(
+        srtp_cipher_type_t(
+            alloc: counterAlloc,
+            dealloc: counterDealloc,
+            init: counterInit,
+            set_aad: nil,
+            encrypt: counterEncrypt,
+            decrypt: counterEncrypt,
+            set_iv: counterSetIV,
+            get_tag: nil,
+            description: permanentCString("AES-128 ICM (Nettle)"),
+            test_data: counterModeTestCase,
+            id: srtp_cipher_type_id_t(SRTP_AES_ICM_128)
         )
-        return type
-    }()
+    )
 
     /// RFC 3711 Appendix B.2: session key and salt, index 0, the first 32 keystream bytes.
-    nonisolated(unsafe) private static let counterModeTestCase: UnsafeMutablePointer<srtp_cipher_test_case_t> = {
-        let test = UnsafeMutablePointer<srtp_cipher_test_case_t>.allocate(capacity: 1)
-        test.initialize(
-            to: srtp_cipher_test_case_t(
+    nonisolated(unsafe) private static let counterModeTestCase: UnsafeMutablePointer<srtp_cipher_test_case_t> =
+        allocated(
+            srtp_cipher_test_case_t(
                 key_length_octets: Int32(keyLength + saltLength),
                 key: permanentBytes(hex: "2B7E151628AED2A6ABF7158809CF4F3C" + "F0F1F2F3F4F5F6F7F8F9FAFBFCFD"),
                 idx: UnsafeMutablePointer(mutating: permanentBytes(count: 16)),
@@ -94,8 +89,6 @@ enum NettleTransforms {
                 next_test_case: nil
             )
         )
-        return test
-    }()
 
     private static let counterAlloc: srtp_cipher_alloc_func_t = { pointer, keyLength, _ in
         guard let pointer else { return srtp_err_status_bad_param }
@@ -103,27 +96,20 @@ enum NettleTransforms {
         guard Int(keyLength) == NettleTransforms.keyLength + NettleTransforms.saltLength else {
             return srtp_err_status_bad_param
         }
-        let state = UnsafeMutablePointer<CounterState>.allocate(capacity: 1)
-        state.initialize(to: CounterState())
-        let cipher = UnsafeMutablePointer<srtp_cipher_t>.allocate(capacity: 1)
-        cipher.initialize(
-            to: srtp_cipher_t(
+        pointer.pointee = allocated(
+            srtp_cipher_t(
                 type: UnsafePointer(counterModeType),
-                state: UnsafeMutableRawPointer(state),
+                state: UnsafeMutableRawPointer(allocated(CounterState())),
                 key_len: keyLength,
                 algorithm: Int32(SRTP_AES_ICM_128)
             )
         )
-        pointer.pointee = cipher
         return srtp_err_status_ok
     }
 
     private static let counterDealloc: srtp_cipher_dealloc_func_t = { cipher in
         guard let cipher else { return srtp_err_status_bad_param }
-        if let state = cipher.pointee.state {
-            explicit_bzero(state, MemoryLayout<CounterState>.size)  // key schedule and salt
-            state.assumingMemoryBound(to: CounterState.self).deallocate()
-        }
+        release(cipher.pointee.state, as: CounterState.self)  // key schedule and salt
         cipher.deallocate()
         return srtp_err_status_ok
     }
@@ -189,40 +175,32 @@ enum NettleTransforms {
         var message = hmac_sha1_ctx()
     }
 
-    nonisolated(unsafe) private static let hmacType: UnsafeMutablePointer<srtp_auth_type_t> = {
-        let type = UnsafeMutablePointer<srtp_auth_type_t>.allocate(capacity: 1)
-        type.initialize(
-            to: srtp_auth_type_t(
-                alloc: hmacAlloc,
-                dealloc: hmacDealloc,
-                init: hmacInit,
-                compute: hmacCompute,
-                update: hmacUpdate,
-                start: hmacStart,
-                description: permanentCString("HMAC-SHA1 (Nettle)"),
-                test_data: hmacTestCase,
-                id: srtp_auth_type_id_t(SRTP_HMAC_SHA1)
-            )
+    nonisolated(unsafe) private static let hmacType: UnsafeMutablePointer<srtp_auth_type_t> = allocated(
+        srtp_auth_type_t(
+            alloc: hmacAlloc,
+            dealloc: hmacDealloc,
+            init: hmacInit,
+            compute: hmacCompute,
+            update: hmacUpdate,
+            start: hmacStart,
+            description: permanentCString("HMAC-SHA1 (Nettle)"),
+            test_data: hmacTestCase,
+            id: srtp_auth_type_id_t(SRTP_HMAC_SHA1)
         )
-        return type
-    }()
+    )
 
     /// RFC 2202 §3, test case 1.
-    nonisolated(unsafe) private static let hmacTestCase: UnsafeMutablePointer<srtp_auth_test_case_t> = {
-        let test = UnsafeMutablePointer<srtp_auth_test_case_t>.allocate(capacity: 1)
-        test.initialize(
-            to: srtp_auth_test_case_t(
-                key_length_octets: 20,
-                key: permanentBytes(hex: String(repeating: "0b", count: 20)),
-                data_length_octets: 8,
-                data: permanentBytes(hex: "4869205468657265"),  // "Hi There"
-                tag_length_octets: 20,
-                tag: permanentBytes(hex: "b617318655057264e28bc0b6fb378c8ef146be00"),
-                next_test_case: nil
-            )
+    nonisolated(unsafe) private static let hmacTestCase: UnsafeMutablePointer<srtp_auth_test_case_t> = allocated(
+        srtp_auth_test_case_t(
+            key_length_octets: 20,
+            key: permanentBytes(hex: String(repeating: "0b", count: 20)),
+            data_length_octets: 8,
+            data: permanentBytes(hex: "4869205468657265"),  // "Hi There"
+            tag_length_octets: 20,
+            tag: permanentBytes(hex: "b617318655057264e28bc0b6fb378c8ef146be00"),
+            next_test_case: nil
         )
-        return test
-    }()
+    )
 
     private static let sha1DigestLength = 20
 
@@ -230,28 +208,21 @@ enum NettleTransforms {
         guard let pointer, tagLength >= 0, Int(tagLength) <= NettleTransforms.sha1DigestLength else {
             return srtp_err_status_bad_param
         }
-        let state = UnsafeMutablePointer<HMACState>.allocate(capacity: 1)
-        state.initialize(to: HMACState())
-        let auth = UnsafeMutablePointer<srtp_auth_t>.allocate(capacity: 1)
-        auth.initialize(
-            to: srtp_auth_t(
+        pointer.pointee = allocated(
+            srtp_auth_t(
                 type: UnsafePointer(hmacType),
-                state: UnsafeMutableRawPointer(state),
+                state: UnsafeMutableRawPointer(allocated(HMACState())),
                 out_len: tagLength,
                 key_len: keyLength,
                 prefix_len: 0
             )
         )
-        pointer.pointee = auth
         return srtp_err_status_ok
     }
 
     private static let hmacDealloc: srtp_auth_dealloc_func = { auth in
         guard let auth else { return srtp_err_status_bad_param }
-        if let state = auth.pointee.state {
-            explicit_bzero(state, MemoryLayout<HMACState>.size)  // keyed hash states
-            state.assumingMemoryBound(to: HMACState.self).deallocate()
-        }
+        release(auth.pointee.state, as: HMACState.self)  // keyed hash states
         auth.deallocate()
         return srtp_err_status_ok
     }
@@ -289,7 +260,22 @@ enum NettleTransforms {
         return srtp_err_status_ok
     }
 
-    // MARK: storage that lives as long as libsrtp's crypto kernel (the process)
+    // MARK: memory handed to libsrtp
+
+    /// `value` in memory of its own: the type tables and test data libsrtp keeps for the process,
+    /// and each cipher's or authenticator's state (freed by `release`).
+    private static func allocated<Value>(_ value: Value) -> UnsafeMutablePointer<Value> {
+        let pointer = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        pointer.initialize(to: value)
+        return pointer
+    }
+
+    /// Wipes (keys live here) and frees a state made by `allocated`.
+    private static func release<State>(_ raw: UnsafeMutableRawPointer?, as: State.Type) {
+        guard let raw else { return }
+        explicit_bzero(raw, MemoryLayout<State>.size)
+        raw.assumingMemoryBound(to: State.self).deallocate()
+    }
 
     private static func permanentCString(_ text: String) -> UnsafeMutablePointer<CChar> {
         let bytes = Array(text.utf8CString)

@@ -1,11 +1,13 @@
+import Benchmark
 import Media
 import Publisher
 import Transport
 
 /// A `MediaSender` with N destinations, all pointing at one loopback sink (RTP port and the
-/// RTCP port above it), fed a single-packet access unit: each iteration costs one packetization
-/// plus N × (copy, `srtp_protect`, `sendto`). The sink is drained between iterations, outside
-/// the measurement.
+/// RTCP port above it), fed one access unit per iteration: a single-packet one costs one
+/// packetization plus N × (copy, `srtp_protect`, `sendto`); a key frame's packets go to each
+/// destination as bursts (copy and `srtp_protect` each, one segmented `sendmsg` per run). The
+/// sink is drained between iterations, outside the measurement.
 final class FanOutState {
     private let sender: MediaSender
     private let sinks: [UDPSocket]
@@ -40,6 +42,17 @@ final class FanOutState {
         frame += 1
         unit.captureTime = frame * 33_333_333
         try? sender.send(video: unit)
+    }
+
+    /// One frame per iteration: the sinks are drained outside the measurement, the frame's
+    /// packetize + protect + send inside it.
+    func measure(_ benchmark: Benchmark) {
+        for _ in benchmark.scaledIterations {
+            drain()
+            benchmark.startMeasurement()
+            sendFrame()
+            benchmark.stopMeasurement()
+        }
     }
 
     /// Reads everything waiting on the sink sockets.

@@ -58,12 +58,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark(
             "Key-frame fan-out: 100 KB IDR, \(subscribers) subscriber(s), copy + protect + segmented send (\(packets) packets)"
         ) { benchmark, state in
-            for _ in benchmark.scaledIterations {
-                state.drain()
-                benchmark.startMeasurement()
-                state.sendFrame()
-                benchmark.stopMeasurement()
-            }
+            state.measure(benchmark)
         } setup: {
             try FanOutState(destinations: subscribers, nalUnits: keyFrame)
         }
@@ -74,12 +69,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("Fan-out: one 1100 B video packet to \(destinations) \(noun), copy + protect + sendto each") {
             benchmark,
             state in
-            for _ in benchmark.scaledIterations {
-                state.drain()
-                benchmark.startMeasurement()
-                state.sendFrame()
-                benchmark.stopMeasurement()
-            }
+            state.measure(benchmark)
         } setup: {
             try FanOutState(destinations: destinations)
         }
