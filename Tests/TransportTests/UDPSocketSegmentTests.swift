@@ -73,6 +73,18 @@ import Testing
         #expect(sender.droppedSends == 0)
     }
 
+    /// IPv6 has no 65,535-byte IP header limit to mind, but the same segment rules: a key
+    /// frame's worth over ::1 arrives as the same datagrams in order.
+    @Test func aBurstOverIPv6ArrivesIntact() throws {
+        let receiver = try UDPSocket(bindingTo: UDPAddress(host: "::1", port: 0), receiveBufferBytes: 4 << 20)
+        let sender = try UDPSocket(bindingTo: UDPAddress(host: "::1", port: 0))
+        let (bytes, expected) = Self.burst(count: 40, size: 1_210, last: 1_209)
+        let result = bytes.withUnsafeBytes { sender.send($0, segmentSize: 1_210, to: receiver.localAddress) }
+        #expect(result.datagrams == 40 && result.bytes == bytes.count)
+        #expect(sender.usesSegmentationOffload)
+        #expect(Self.receiveAll(receiver) == expected)
+    }
+
     /// A socket that sends without UDP checksums (SO_NO_CHECK) cannot segment: the kernel answers
     /// EINVAL (udp_send_skb). The burst still arrives whole, and the socket stops asking.
     @Test func aKernelRefusalFallsBackToOneSendPerDatagram() throws {
