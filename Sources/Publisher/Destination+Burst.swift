@@ -33,23 +33,14 @@ extension Destination {
         let trailer = keys.suite.rtpTrailerLength
         for index in 0..<burst.count {
             let clear = burst[index]
-            guard let source = clear.baseAddress else { continue }
             if run.count > 0,
                 run.closed || run.count == UDPSocket.maximumSegments
                     || run.bytes + clear.count + trailer > UDPSocket.maximumSegmentedBytes
             {
                 flush()
             }
-            guard run.bytes + clear.count + RTPPacketBuffer.trailerSpare <= scratch.count else { continue }
             let slot = UnsafeMutableRawBufferPointer(rebasing: scratch[run.bytes...])
-            (base + run.bytes).copyMemory(from: source, byteCount: clear.count)
-            let length: Int
-            do {
-                length = try session.protect(buffer: slot, length: clear.count)
-            } catch {
-                statistics.protectFailures += 1
-                continue
-            }
+            guard let length = protectCopy(of: clear, into: slot, rtcp: false) else { continue }
             videoReport.recordPacketSent(payloadLength: clear.count - headerLength)
             if run.count > 0, length > run.segment {
                 // Longer than the run's size (a fragment after a small STAP-A): the run ends

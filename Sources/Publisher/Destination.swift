@@ -6,9 +6,11 @@ import Transport
 /// shares, fresh from the system CSPRNG, never logged. Audio and video share the master key
 /// (their SSRCs differ, which RFC 3711 §9.1 allows, and Janus's SRTP input requires).
 ///
-/// Owns a protect buffer allocated once: every packet is copied in from the shared clear-text
-/// packet and encrypted in place there, so a destination costs one copy, one `srtp_protect` and
-/// one `sendto` per packet and no allocation.
+/// Every packet is copied from the shared clear-text packet into a buffer allocated once and
+/// encrypted in place there (`protectCopy`), so a destination costs one copy and one
+/// `srtp_protect` per packet and no allocation. Audio, RTCP and resends go out one `sendto`
+/// each from the destination's own buffer; a picture's packets go out in bursts
+/// (`send(burst:…)`).
 public final class Destination {
     public let id: String
     public let address: DestinationAddress
@@ -72,20 +74,27 @@ public final class Destination {
 
     deinit { buffer.deallocate() }
 
-    /// Copies `packet`, protects it (SRTCP when `rtcp`) and sends it to `to` through `socket`.
-    func send(_ packet: UnsafeRawBufferPointer, rtcp: Bool, to: UDPAddress, through socket: UDPSocket) {
-        guard packet.count <= buffer.count - RTPPacketBuffer.trailerSpare, let base = packet.baseAddress else { return }
-        buffer.baseAddress?.copyMemory(from: base, byteCount: packet.count)
-        let length: Int
+    /// Copies `packet` to the front of `slot` and protects it there (SRTCP when `rtcp`). Returns
+    /// the protected length; nil when the slot lacks room for the packet and its trailer, or
+    /// when libsrtp refused it (counted).
+    func protectCopy(of packet: UnsafeRawBufferPointer, into slot: UnsafeMutableRawBufferPointer, rtcp: Bool) -> Int? {
+        guard packet.count <= slot.count - RTPPacketBuffer.trailerSpare, let source = packet.baseAddress,
+            let target = slot.baseAddress
+        else { return nil }
+        target.copyMemory(from: source, byteCount: packet.count)
         do {
-            length =
-                rtcp
-                ? try session.protectRTCP(buffer: buffer, length: packet.count)
-                : try session.protect(buffer: buffer, length: packet.count)
+            return rtcp
+                ? try session.protectRTCP(buffer: slot, length: packet.count)
+                : try session.protect(buffer: slot, length: packet.count)
         } catch {
             statistics.protectFailures += 1
-            return
+            return nil
         }
+    }
+
+    /// Copies `packet`, protects it (SRTCP when `rtcp`) and sends it to `to` through `socket`.
+    func send(_ packet: UnsafeRawBufferPointer, rtcp: Bool, to: UDPAddress, through socket: UDPSocket) {
+        guard let length = protectCopy(of: packet, into: buffer, rtcp: rtcp) else { return }
         if socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: to) {
             if rtcp {
                 statistics.rtcpPackets += 1

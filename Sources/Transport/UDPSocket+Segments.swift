@@ -37,7 +37,7 @@ extension UDPSocket {
         let count = (bytes.count + segmentSize - 1) / segmentSize
         if count == 1 { return send(bytes, to: destination) ? (1, bytes.count) : (0, 0) }
         if usesSegmentationOffload, count <= Self.maximumSegments, bytes.count <= Self.maximumSegmentedBytes {
-            switch sendSegmented(base, count: bytes.count, segmentSize: segmentSize, to: destination) {
+            switch sendSegmented(base, length: bytes.count, segmentSize: segmentSize, to: destination) {
             case .sent: return (count, bytes.count)
             case .dropped:
                 droppedSends += count
@@ -66,7 +66,7 @@ extension UDPSocket {
 
     private func sendSegmented(
         _ base: UnsafeRawPointer,
-        count: Int,
+        length: Int,
         segmentSize: Int,
         to destination: UDPAddress
     ) -> SegmentedResult {
@@ -78,7 +78,7 @@ extension UDPSocket {
         control.0.cmsg_type = Self.optionSegment
         withUnsafeMutableBytes(of: &control.1) { $0.storeBytes(of: UInt16(segmentSize), as: UInt16.self) }
         var address = destination
-        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: count)
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: length)
         let sent = withUnsafeMutablePointer(to: &address.storage) { name in
             withUnsafeMutablePointer(to: &vector) { vectors in
                 withUnsafeMutableBytes(of: &control) { controlBytes in
@@ -95,7 +95,7 @@ extension UDPSocket {
                 }
             }
         }
-        if sent == count { return .sent }
+        if sent == length { return .sent }
         switch errno {
         // The kernel or this route cannot segment (udp(7), udp_send_skb): no UDP_SEGMENT, a
         // segment above the device MTU, no checksum offload, an IPsec policy.
