@@ -1,7 +1,8 @@
 import Media
 
 /// Audio's way on the media thread: app and microphone chunks into the mixer (stereo, 48 kHz,
-/// limited sum), 20 ms frames into Opus, packets to the sender thread (in order with the video).
+/// limited sum), 20 ms frames into Opus, packets sent (`MediaControl.deliver`: here, or by the
+/// sender thread in order with the video).
 /// Owned by the media thread; the frame, packet and queue buffers are reused, so steady state
 /// allocates nothing.
 final class AudioPath {
@@ -27,7 +28,7 @@ final class AudioPath {
             // After a gap the RTP timestamp restarts from the capture time (the gap shows as a
             // gap) and the marker opens the new talkspurt (RFC 3551 §4.1), as after DTX.
             if mixed.followsGap { packet.isFirstAfterDTX = true }
-            control.outbox.put(audio: packet)
+            try control.deliver(audio: packet)
             control.statistics.withLock {
                 $0.audioPackets += 1
                 $0.audioBytes += packet.data.count

@@ -69,6 +69,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     }
 
     var encodeTime: LatencySummary? { videoPath?.encodeTime.summary }
+    var sendLatency: LatencyHistogram { videoPath?.sendLatency ?? LatencyHistogram() }
 
     /// Longest sleep between two looks at the clock: timed audio is due every 20 ms, and stop
     /// is checked.

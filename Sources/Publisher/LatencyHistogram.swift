@@ -17,6 +17,15 @@ struct LatencyHistogram: Sendable {
         maximum = max(maximum, nanoseconds)
     }
 
+    /// Adds `other`'s samples (frames the media thread sent itself beside those the sender
+    /// thread sent).
+    mutating func merge(_ other: LatencyHistogram) {
+        guard other.count > 0 else { return }
+        for index in buckets.indices { buckets[index] &+= other.buckets[index] }
+        count += other.count
+        maximum = max(maximum, other.maximum)
+    }
+
     /// The upper edge of the bucket holding the `fraction` quantile (nearest-rank), in ms; nil
     /// before the first sample. The maximum caps it, so a tiny sample set reports real values.
     func quantileMilliseconds(_ fraction: Double) -> Double? {

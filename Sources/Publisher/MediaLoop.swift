@@ -35,6 +35,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
     }
 
     var encodeTime: LatencySummary? { videoPath.encodeTime.summary }
+    var sendLatency: LatencyHistogram { videoPath.sendLatency }
 
     /// Runs until the duration is reached, the input ends, or `stop()`.
     func run() throws {
@@ -108,9 +109,11 @@ protocol MediaThread: AnyObject, Sendable {
     var control: MediaControl { get }
     /// Runs on its own thread until done; throws what ended it early.
     func run() throws
-    /// The encoder call alone, per frame; read after `run()` returned. (Frame in → last packet
-    /// out is the sender thread's.)
+    /// The encoder call alone, per frame; read after `run()` returned.
     var encodeTime: LatencySummary? { get }
+    /// Frame in → last packet out of the pictures this thread sent itself (the sender thread
+    /// times those it sent); read after `run()` returned.
+    var sendLatency: LatencyHistogram { get }
 }
 
 /// Audio that is not captured live but read when due: the test tone or a WAV file, 20 ms at a

@@ -52,6 +52,10 @@ extension MediaSender {
         return actions
     }
 
+    /// When `pollFeedback` has timed work to do with no datagram (a key-frame request the
+    /// limiter held back falls due), or nil.
+    public var nextTimerDeadline: UInt64? { keyFrames.pendingDueTime }
+
     /// One `pollfd` (POLLIN) per socket feedback can arrive on, every destination's, replacing
     /// what `set` held (its capacity is kept: no allocation once it has grown).
     public func feedbackPollSet(into set: inout [pollfd]) {

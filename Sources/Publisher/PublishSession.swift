@@ -262,7 +262,8 @@ public final class PublishSession: @unchecked Sendable {
             $0.destinations = announcedTargets.count
             $0.signaling = options.signal == nil ? "off" : "connecting"
         }
-        // Two threads: the sender thread drains what the media thread encodes. A sender that
+        // Two threads: the media thread encodes and sends (MediaControl.deliver), or queues
+        // for the sender thread, which drains the queue and answers feedback. A sender that
         // fails stops the media thread too (its puts return at once).
         let senderThread = SenderThread(control: control)
         let sending = Self.onThread(named: "rtc-publish send") {
@@ -318,7 +319,9 @@ public final class PublishSession: @unchecked Sendable {
         presence?.cancel()
         _ = await reporter.value
         let final = control.snapshot()
-        writeFinalRecord(final, latency: (senderThread.latency.summary, thread.encodeTime))
+        var frameLatency = senderThread.latency
+        frameLatency.merge(thread.sendLatency)
+        writeFinalRecord(final, latency: (frameLatency.summary, thread.encodeTime))
         if let failure { throw failure }
         return final
     }

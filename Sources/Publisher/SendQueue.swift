@@ -222,6 +222,14 @@ final class SendQueue: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether no slot is queued or in the consumer's hands (a slot counts until `removeFront`,
+    /// which follows its send): true means everything put so far has been sent.
+    var isEmpty: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return count == 0
+    }
+
     /// Slots in use now, and the most ever in use.
     var depth: (now: Int, deepest: Int) {
         condition.lock()

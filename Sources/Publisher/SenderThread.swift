@@ -10,13 +10,15 @@ import RTP
 /// The second media thread: takes encoded pictures and Opus packets from `MediaControl.outbox`
 /// in order, packetizes, protects and sends them to every destination through the sender, and
 /// answers receivers' feedback (NACKs resent here; picture-loss and bitrate changes handed back
-/// to the media thread, which owns the encoder).
+/// to the media thread, which owns the encoder). With a narrow fan-out the media thread sends
+/// itself (`MediaControl.deliver`) and this thread only answers feedback.
 ///
 /// It sleeps in one `poll(2)` on the queue's wake-up pipe and every destination's feedback
-/// sockets, so a NACK is answered as soon as it arrives, a quiet receiver costs no system call,
-/// and an idle stream wakes the thread only for the timers (`housekeepingInterval`).
+/// sockets, so a NACK is answered as soon as it arrives and a quiet receiver costs no system
+/// call. It wakes on its own only when a held-back key-frame request falls due, and every
+/// `housekeepingInterval` besides: each wake-up costs tens of microseconds of CPU on a VM.
 ///
-/// It owns the "frame in → last packet out" timing: a picture's last packet leaves here.
+/// It owns the "frame in → last packet out" timing of the pictures it sends.
 final class SenderThread: @unchecked Sendable {
     private let control: MediaControl
     private(set) var latency = LatencyHistogram()
@@ -32,9 +34,10 @@ final class SenderThread: @unchecked Sendable {
         readable.reserveCapacity(64)
     }
 
-    /// Longest sleep without looking at the sender's timers (a key-frame request held back by
-    /// the limiter falls due; the bitrate policy moves): a deferred IDR is at most this late.
-    static let housekeepingInterval: UInt64 = 20_000_000
+    /// Longest sleep without running the sender's timers: the bitrate policy is recomputed
+    /// (after a destination left, its receiver's cap goes with it) at least this often; the
+    /// policy otherwise moves with feedback, which wakes the thread itself.
+    static let housekeepingInterval: UInt64 = 500_000_000
 
     /// Runs until the queue is closed and drained; throws what the sender refused (a bug: the
     /// encoder's output is checked before it gets here).
@@ -42,13 +45,19 @@ final class SenderThread: @unchecked Sendable {
         let queue = control.outbox
         var nextHousekeeping: UInt64 = 0
         while true {
-            let now = MonotonicClock.now()
-            if now >= nextHousekeeping {
+            var now = MonotonicClock.now()
+            let timer = control.sender.withLock { $0.nextTimerDeadline }
+            if now >= nextHousekeeping || timer.map({ now >= $0 }) == true {
                 serviceFeedback(now: now, readable: [])
                 nextHousekeeping = now + Self.housekeepingInterval
+                now = MonotonicClock.now()
             }
-            control.sender.withLock { $0.feedbackPollSet(into: &watched) }
-            switch queue.next(waitingUntil: nextHousekeeping, watching: &watched) {
+            let deadline = control.sender.withLock { sender in
+                sender.feedbackPollSet(into: &watched)
+                // At least a millisecond ahead: a timer that did not clear cannot spin the loop.
+                return max(min(sender.nextTimerDeadline ?? .max, nextHousekeeping), now + 1_000_000)
+            }
+            switch queue.next(waitingUntil: deadline, watching: &watched) {
             case .finished: return
             case .timedOut: continue
             case .feedback:

@@ -2,14 +2,18 @@ import Media
 import RTP
 
 /// A picture's way on the media thread: conversion to the encoder's size (and upright), the
-/// requests feedback made of the encoder (key frame, bitrate), the encoder, and the hand-off to
-/// the sender thread (`SenderThread`), which packetizes and fans it out. Times the encoder call
-/// alone; the sender thread times frame in → last packet out. Owned by the media thread.
+/// requests feedback made of the encoder (key frame, bitrate), the encoder, and the hand-off
+/// (`MediaControl.deliver`): packetized and fanned out here for a narrow fan-out, else by the
+/// sender thread (`SenderThread`). Times the encoder call alone, and frame in → last packet out
+/// for the pictures sent here (the sender thread times those it sends). Owned by the media
+/// thread.
 final class VideoPath {
     let encoder: H264Encoder
     private let converter = VideoConverter()
     private let control: MediaControl
     private(set) var encodeTime = LatencyHistogram()
+    /// Frame in → last packet out of the pictures this thread sent itself.
+    private(set) var sendLatency = LatencyHistogram()
 
     init(encoder: H264Encoder, control: MediaControl) {
         self.encoder = encoder
@@ -53,7 +57,9 @@ final class VideoPath {
         let encoded = try encoder.encode(frame)
         encodeTime.record(nanoseconds: MonotonicClock.now() &- encodeStart)
         guard let unit = encoded else { return }
-        control.outbox.put(video: unit, receivedAt: receivedAt)
+        if try control.deliver(video: unit, receivedAt: receivedAt) {
+            sendLatency.record(nanoseconds: MonotonicClock.now() &- receivedAt)
+        }
         control.statistics.withLock {
             $0.framesOut += 1
             $0.videoBytes += unit.data.count

@@ -80,7 +80,14 @@ public struct KeyFrameRequestLimiter: Sendable {
         return request(at: now)
     }
 
-    /// True when a coalesced request has become due at `now` (call it regularly).
+    /// When the coalesced request falls due (`due(at:)` turns true), or nil with none waiting:
+    /// a caller that sleeps between feedback can wake for it instead of polling.
+    public var pendingDueTime: UInt64? {
+        guard isPending, let last = lastKeyFrame else { return nil }
+        return last &+ minimumInterval
+    }
+
+    /// True when a coalesced request has become due at `now` (call it by `pendingDueTime`).
     public mutating func due(at now: UInt64) -> Bool {
         guard isPending, isOutsideInterval(now) else { return false }
         isPending = false

@@ -182,6 +182,28 @@ struct AudioMixerTests {
         #expect(mixer.statistics.limitedSamples > 0)
     }
 
+    @Test("limiting a buffer shapes exactly the samples past the knee, wherever they sit")
+    func limiterBufferScan() {
+        // Lengths around the eight-sample scan, with one loud sample or NaN at every position.
+        for length in [0, 1, 7, 8, 9, 16, 23, 1920] {
+            let quiet = (0..<length).map { Float($0 % 7) * 0.12 - 0.36 }
+            var untouched = quiet
+            let none = untouched.withUnsafeMutableBufferPointer { SoftLimiter.apply($0) }
+            #expect(none == 0 && untouched == quiet)
+            for position in Set([0, length / 2, length - 1]) where position >= 0 && position < length {
+                for odd: Float in [1.7, -2.5, .nan] {
+                    var samples = quiet
+                    samples[position] = odd
+                    if position + 3 < length { samples[position + 3] = 0.95 }
+                    let expected = samples.map(SoftLimiter.limit)
+                    let count = samples.withUnsafeMutableBufferPointer { SoftLimiter.apply($0) }
+                    #expect(count == (position + 3 < length ? 2 : 1), "length \(length), at \(position)")
+                    #expect(samples.map(\.bitPattern) == expected.map(\.bitPattern), "length \(length), at \(position)")
+                }
+            }
+        }
+    }
+
     @Test("the limiter passes normal levels untouched and is continuous at the knee")
     func limiterCurve() {
         for x: Float in [0, 0.1, -0.5, 0.89, -SoftLimiter.knee] {

@@ -100,6 +100,22 @@ import Testing
         #expect(summary?.max == 250)
     }
 
+    @Test("two threads' histograms merge into one: counts add, the maximum is the larger")
+    func histogramMerge() throws {
+        var sender = LatencyHistogram()
+        var media = LatencyHistogram()
+        for ms in 1...50 { sender.record(nanoseconds: UInt64(ms) * 1_000_000) }
+        for ms in 51...100 { media.record(nanoseconds: UInt64(ms) * 1_000_000) }
+        media.record(nanoseconds: 150_000_000)
+        var merged = sender
+        merged.merge(media)
+        merged.merge(LatencyHistogram())
+        #expect(merged.count == 101)
+        let summary = try #require(merged.summary)
+        #expect(summary.p50 >= 51 && summary.p50 <= 51.01, "\(summary)")
+        #expect(summary.max == 150)
+    }
+
     @Test("the allocator keeps picture-sized buffers in their own mappings")
     func allocatorSetting() {
         #expect(FrameMemory.keepLargeBuffersMapped())

@@ -38,6 +38,23 @@ struct FeedbackLimiterTests {
         #expect(!afterKeyFrame, "within 500 ms of the key frame at 1130")
     }
 
+    @Test("a coalesced request says when it falls due, and only while it waits")
+    func pendingDueTime() {
+        var limiter = KeyFrameRequestLimiter()
+        #expect(limiter.pendingDueTime == nil)
+        _ = limiter.pictureLoss(at: 1000 * Self.ms)
+        #expect(limiter.pendingDueTime == nil, "granted at once: nothing waits")
+        _ = limiter.pictureLoss(at: 1200 * Self.ms)
+        #expect(limiter.pendingDueTime == 1500 * Self.ms)
+        let early = limiter.due(at: 1500 * Self.ms - 1)
+        let onTime = limiter.due(at: 1500 * Self.ms)
+        #expect(!early && onTime)
+        #expect(limiter.pendingDueTime == nil)
+        _ = limiter.pictureLoss(at: 1600 * Self.ms)
+        limiter.recordKeyFrame(at: 1700 * Self.ms)
+        #expect(limiter.pendingDueTime == nil, "a periodic key frame answered it")
+    }
+
     @Test("RFC 5104 §4.3.1.2: a FIR repeating its sequence number is the same request")
     func firSequenceNumbers() {
         var limiter = KeyFrameRequestLimiter()

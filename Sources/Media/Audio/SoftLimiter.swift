@@ -35,10 +35,24 @@ public enum SoftLimiter {
     }
 
     /// Limits `samples` in place; returns how many were above the knee (for statistics).
+    ///
+    /// Almost every mixed frame stays below the knee, so it is first scanned eight samples at a
+    /// time for one that does not (NaN included: it fails both comparisons); only from there on
+    /// does each sample go through the scalar test. A 20 ms stereo frame that passes untouched
+    /// costs about 250 vector compares instead of 1,920 scalar tests.
     @discardableResult
     public static func apply(_ samples: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard let base = samples.baseAddress else { return 0 }
+        let upper = SIMD8<Float>(repeating: knee)
+        let lower = -upper
+        var first = 0
+        while first + 8 <= samples.count {
+            let lanes = UnsafeRawPointer(base + first).loadUnaligned(as: SIMD8<Float>.self)
+            if !all((lanes .<= upper) .& (lanes .>= lower)) { break }
+            first += 8
+        }
         var shaped = 0
-        for i in samples.indices {
+        for i in first..<samples.count {
             let x = samples[i]
             if abs(x) > knee || x.isNaN {
                 samples[i] = limit(x)

@@ -76,16 +76,25 @@ struct StereoFIFO {
     /// Adds `frames` frames starting `offset` frames after the oldest into `output` (interleaved
     /// stereo), summing with what is there.
     func add(from offset: Int, frames: Int, into output: UnsafeMutableBufferPointer<Float>) {
-        guard frames > 0, offset >= 0, offset + frames <= count else { return }
+        guard frames > 0, offset >= 0, offset + frames <= count, output.count >= frames * 2,
+            let target = output.baseAddress
+        else { return }
         storage.withUnsafeBufferPointer { store in
-            var slot = (head + offset) % capacity
-            for i in 0..<frames {
-                output[i * 2] += store[slot * 2]
-                output[i * 2 + 1] += store[slot * 2 + 1]
-                slot += 1
-                if slot == capacity { slot = 0 }
-            }
+            guard let source = store.baseAddress else { return }
+            // The frames lie in at most two runs of the ring: to the end of the storage, then
+            // from its start. Each run is one flat loop over pointers, which the compiler
+            // vectorizes (the frame-by-frame loop with its wrap test did not).
+            let slot = (head + offset) % capacity
+            let firstRun = min(frames, capacity - slot)
+            Self.accumulate(source + slot * 2, into: target, count: firstRun * 2)
+            Self.accumulate(source, into: target + firstRun * 2, count: (frames - firstRun) * 2)
         }
+    }
+
+    @inline(__always)
+    private static func accumulate(_ source: UnsafePointer<Float>, into target: UnsafeMutablePointer<Float>, count: Int)
+    {
+        for i in 0..<count { target[i] += source[i] }
     }
 
     /// Drops the oldest frames so that `incoming` more fit; returns how many were dropped.
