@@ -169,6 +169,9 @@ def macro(args):
         "",
     ]
     medians = {}
+    # CPU per frame by row and round: rows of one round ran minutes apart at most, so a
+    # neighbour's load hits them alike, and their ratio round by round cancels much of it.
+    per_round = {}
     for preset, threads in configs:
         lines += [
             f"#### x264 {preset}, {threads} thread{'s' if threads > 1 else ''}",
@@ -190,6 +193,8 @@ def macro(args):
                 reason = failed[0].get("error", "") if failed else ""
                 lines.append(f"| {name} | 0/{len(mine)}: failed ({reason}) | | | | | | | |")
                 continue
+            for r in ok:
+                per_round.setdefault((preset, threads, tool, mode), {})[r["run"]] = r["cpu_ms_per_frame"]
             cpu = summary([r["cpu_ms_per_frame"] for r in ok])
             rss = summary([r["rss_mb"] for r in ok])
             medians[(preset, threads, tool, mode)] = {"cpu": cpu["median"], "rss": rss["median"]}
@@ -226,6 +231,31 @@ def macro(args):
                 f"{ratio(preset, threads, mode, 'floor', 'unpaced', 'cpu')} | "
                 f"{ratio(preset, threads, mode, 'ffmpeg', mode, 'rss')} | "
                 f"{ratio(preset, threads, mode, 'gstreamer', mode, 'rss')} |"
+            )
+    lines += [
+        "",
+        "#### CPU ratios round by round (the median of each round's ratio, range in parentheses)",
+        "",
+        "Each round runs every row once, back to back, so a busy neighbour slows the rows of one round "
+        "alike; the ratio within a round cancels much of that, where a ratio of medians over the whole run "
+        "does not. The floor has no paced row: the paced ratio to it is against its unpaced run.",
+        "",
+        "| x264 | mode | vs FFmpeg | vs GStreamer | vs floor |",
+        "|---|---|---|---|---|",
+    ]
+
+    def paired(preset, threads, mode, other_tool, other_mode):
+        mine = per_round.get((preset, threads, "rtc-publish", mode), {})
+        other = per_round.get((preset, threads, other_tool, other_mode), {})
+        ratios = [mine[run] / other[run] for run in mine if run in other and other[run] > 0]
+        return cell(summary(ratios))
+
+    for preset, threads in configs:
+        for mode in ("paced", "unpaced"):
+            lines.append(
+                f"| {preset}, {threads}t | {mode} | {paired(preset, threads, mode, 'ffmpeg', mode)} | "
+                f"{paired(preset, threads, mode, 'gstreamer', mode)} | "
+                f"{paired(preset, threads, mode, 'floor', 'unpaced')} |"
             )
     try:
         with open(args.commands) as handle:

@@ -28,8 +28,12 @@ final class SenderThread: @unchecked Sendable {
     /// The descriptors the last wait found readable.
     private var readable: [Int32] = []
 
-    init(control: MediaControl) {
+    /// Longest sleep without running the sender's timers (`defaultHousekeepingInterval`).
+    let housekeepingInterval: UInt64
+
+    init(control: MediaControl, housekeepingInterval: UInt64 = defaultHousekeepingInterval) {
         self.control = control
+        self.housekeepingInterval = housekeepingInterval
         watched.reserveCapacity(64)
         readable.reserveCapacity(64)
     }
@@ -37,7 +41,7 @@ final class SenderThread: @unchecked Sendable {
     /// Longest sleep without running the sender's timers: the bitrate policy is recomputed
     /// (after a destination left, its receiver's cap goes with it) at least this often; the
     /// policy otherwise moves with feedback, which wakes the thread itself.
-    static let housekeepingInterval: UInt64 = 500_000_000
+    static let defaultHousekeepingInterval: UInt64 = 500_000_000
 
     /// Runs until the queue is closed and drained; throws what the sender refused (a bug: the
     /// encoder's output is checked before it gets here).
@@ -49,7 +53,7 @@ final class SenderThread: @unchecked Sendable {
             let timer = control.sender.withLock { $0.nextTimerDeadline }
             if now >= nextHousekeeping || timer.map({ now >= $0 }) == true {
                 serviceFeedback(now: now, readable: [])
-                nextHousekeeping = now + Self.housekeepingInterval
+                nextHousekeeping = now + housekeepingInterval
                 now = MonotonicClock.now()
             }
             let deadline = control.sender.withLock { sender in
