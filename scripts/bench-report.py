@@ -163,7 +163,8 @@ def macro(args):
         "(a neighbour was busy: compare rows of this run only). CPU is user+sys of the whole process "
         "(`/usr/bin/time`) per frame encoded: the 300 input frames, or fewer when paced rtc-publish dropped "
         "some (frames at sink counts the video RTP marker bits the sink saw). fps is frames over wall time, "
-        "start-up included. Latency is rtc-publish's own (frame in -> last packet of the frame sent); encode "
+        "start-up and shutdown included (rtc-publish waits 0.2 s before its RTCP BYE, so that the BYE does not "
+        "overtake the last media packets at the receiver: no CPU, but a fifth of a second of wall time). Latency is rtc-publish's own (frame in -> last packet of the frame sent); encode "
         "is the encoder call alone. The floor is unpaced only: the paced rows' ratio to it includes audio and "
         "pacing.",
         "",
