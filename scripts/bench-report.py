@@ -224,15 +224,18 @@ def macro(args):
             return "n/a"
         return f"{mine[what] / other[what]:.2f}"
 
-    for preset, threads in configs:
-        for mode in ("paced", "unpaced"):
-            lines.append(
-                f"| {preset}, {threads}t | {mode} | {ratio(preset, threads, mode, 'ffmpeg', mode, 'cpu')} | "
-                f"{ratio(preset, threads, mode, 'gstreamer', mode, 'cpu')} | "
-                f"{ratio(preset, threads, mode, 'floor', 'unpaced', 'cpu')} | "
-                f"{ratio(preset, threads, mode, 'ffmpeg', mode, 'rss')} | "
-                f"{ratio(preset, threads, mode, 'gstreamer', mode, 'rss')} |"
-            )
+    # The peers' rows against rtc-publish's row of the same mode; the floor runs unpaced only.
+    against = [("ffmpeg", None), ("gstreamer", None), ("floor", "unpaced")]
+
+    def ratio_rows(columns):
+        """One line per configuration and mode; `columns(preset, threads, mode)` gives the cells."""
+        for preset, threads in configs:
+            for mode in ("paced", "unpaced"):
+                lines.append(f"| {preset}, {threads}t | {mode} | {' | '.join(columns(preset, threads, mode))} |")
+
+    ratio_rows(lambda preset, threads, mode: [
+        ratio(preset, threads, mode, tool, other or mode, "cpu") for tool, other in against
+    ] + [ratio(preset, threads, mode, tool, mode, "rss") for tool in ("ffmpeg", "gstreamer")])
     lines += [
         "",
         "#### CPU ratios round by round (the median of each round's ratio, range in parentheses)",
@@ -251,13 +254,9 @@ def macro(args):
         ratios = [mine[run] / other[run] for run in mine if run in other and other[run] > 0]
         return cell(summary(ratios))
 
-    for preset, threads in configs:
-        for mode in ("paced", "unpaced"):
-            lines.append(
-                f"| {preset}, {threads}t | {mode} | {paired(preset, threads, mode, 'ffmpeg', mode)} | "
-                f"{paired(preset, threads, mode, 'gstreamer', mode)} | "
-                f"{paired(preset, threads, mode, 'floor', 'unpaced')} |"
-            )
+    ratio_rows(lambda preset, threads, mode: [
+        paired(preset, threads, mode, tool, other or mode) for tool, other in against
+    ])
     try:
         with open(args.commands) as handle:
             commands = handle.read().rstrip()
