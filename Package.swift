@@ -210,7 +210,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(
             name: "IngestTests",

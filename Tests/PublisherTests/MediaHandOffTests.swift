@@ -1,6 +1,7 @@
 import Media
 import RTP
 import SRTP
+import TestSupport
 import Testing
 import Transport
 
@@ -32,16 +33,6 @@ struct MediaHandOffTests {
                 videoPort: video.localAddress.port,
                 audioPort: audio.localAddress.port
             )
-        }
-        /// The datagrams that arrived within `milliseconds` of quiet.
-        func received(on socket: UDPSocket, waiting milliseconds: Int32) -> [[UInt8]] {
-            var out: [[UInt8]] = []
-            var buffer = [UInt8](repeating: 0, count: 2048)
-            while socket.waitReadable(milliseconds: milliseconds) {
-                guard let got = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) else { break }
-                out.append(Array(buffer[0..<got.length]))
-            }
-            return out
         }
     }
 
@@ -81,8 +72,8 @@ struct MediaHandOffTests {
         #expect(fixture.control.outbox.isEmpty)
         // Already on the socket: no sender thread runs in this test.
         let subscriber = fixture.subscribers[0]
-        let video = subscriber.received(on: subscriber.video, waiting: 50)
-        let audio = subscriber.received(on: subscriber.audio, waiting: 50)
+        let video = subscriber.video.receiveAll(quietMilliseconds: 50)
+        let audio = subscriber.audio.receiveAll(quietMilliseconds: 50)
         #expect(video.count == fixture.packetsPerUnit)
         #expect(audio.count == 1)
         let inbound = try SRTPSession(keys: fixture.keys[0], direction: .inbound)
@@ -99,8 +90,8 @@ struct MediaHandOffTests {
         #expect(!sentHere)
         #expect(fixture.control.outbox.depth.now == 2)
         let first = fixture.subscribers[0]
-        #expect(first.received(on: first.video, waiting: 50).isEmpty)
-        #expect(first.received(on: first.audio, waiting: 0).isEmpty)
+        #expect(first.video.receiveAll(quietMilliseconds: 50).isEmpty)
+        #expect(first.audio.receiveAll(quietMilliseconds: 0).isEmpty)
     }
 
     @Test("behind queued media even a narrow fan-out queues: order within a stream is kept")
@@ -112,6 +103,6 @@ struct MediaHandOffTests {
         #expect(!sentHere)
         #expect(fixture.control.outbox.depth.now == 3)
         let subscriber = fixture.subscribers[0]
-        #expect(subscriber.received(on: subscriber.video, waiting: 50).isEmpty)
+        #expect(subscriber.video.receiveAll(quietMilliseconds: 50).isEmpty)
     }
 }

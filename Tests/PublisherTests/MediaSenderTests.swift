@@ -2,6 +2,7 @@ import Media
 import Publisher
 import RTP
 import SRTP
+import TestSupport
 import Testing
 import Transport
 
@@ -29,15 +30,6 @@ import Transport
                     return
                 }
             }
-        }
-        func drain(_ socket: UDPSocket) -> [[UInt8]] {
-            var out: [[UInt8]] = []
-            var buffer = [UInt8](repeating: 0, count: 2048)
-            while socket.waitReadable(milliseconds: 200) {
-                guard let got = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) else { break }
-                out.append(Array(buffer[0..<got.length]))
-            }
-            return out
         }
     }
 
@@ -72,8 +64,8 @@ import Transport
 
         let inboundA = try SRTPSession(keys: da.keys, direction: .inbound)
         let inboundB = try SRTPSession(keys: db.keys, direction: .inbound)
-        let packetsA = a.drain(a.rtp)
-        let packetsB = b.drain(b.rtp)
+        let packetsA = a.rtp.receiveAll()
+        let packetsB = b.rtp.receiveAll()
         #expect(packetsA.count == sentPackets && packetsB.count == sentPackets)
         // B's packets do not authenticate with A's keys.
         #expect(throws: SRTPError.self) { _ = try inboundA.unprotect(packetsB[0]) }
@@ -94,7 +86,7 @@ import Transport
         _ = try packetsB.map { try inboundB.unprotect($0) }
 
         // RTCP: SR + SDES (CNAME) on RTP port + 1, protected with the destination's keys.
-        let reports = a.drain(a.rtcp)
+        let reports = a.rtcp.receiveAll()
         let first = try #require(reports.first)
         let compound = try RTCPPacket.parseCompound(try inboundA.unprotectRTCP(first))
         guard case .senderReport(let sr) = compound.first else {
@@ -106,13 +98,13 @@ import Transport
 
         // BYE on removal; nothing after it.
         #expect(sender.removeDestination(id: "a"))
-        let bye = try RTCPPacket.parseCompound(try inboundA.unprotectRTCP(try #require(a.drain(a.rtcp).last)))
+        let bye = try RTCPPacket.parseCompound(try inboundA.unprotectRTCP(try #require(a.rtcp.receiveAll().last)))
         #expect(bye.contains { if case .goodbye = $0 { true } else { false } })
         try sender.send(
             video: try #require(try encoder.encode(source.videoFrame(index: 3, captureTime: start + 100_000_000)))
         )
-        #expect(a.drain(a.rtp).isEmpty)
-        #expect(!b.drain(b.rtp).isEmpty)
+        #expect(a.rtp.receiveAll().isEmpty)
+        #expect(!b.rtp.receiveAll().isEmpty)
     }
 
     /// A 720p key frame is about 90 packets, which leave as bursts (runs of equal-size packets in
@@ -159,7 +151,7 @@ import Transport
 
         for (receiver, destination) in zip(receivers, destinations) {
             let inbound = try SRTPSession(keys: destination.keys, direction: .inbound)
-            let datagrams = receiver.drain(receiver.rtp).filter { $0.count > 1 && $0[1] & 0x7F == 96 }
+            let datagrams = receiver.rtp.receiveAll().filter { $0.count > 1 && $0[1] & 0x7F == 96 }
             #expect(datagrams.count == expectedCount)
             #expect(destination.statistics.rtpPackets == expectedCount)
             #expect(destination.statistics.rtpBytes == datagrams.reduce(0) { $0 + $1.count })
@@ -195,7 +187,7 @@ import Transport
         let unit = try #require(try encoder.encode(VideoFrame(width: 320, height: 180, captureTime: start)))
         try sender.send(video: unit)
         let inbound = try SRTPSession(keys: d.keys, direction: .inbound)
-        let datagrams = r.drain(r.rtp)
+        let datagrams = r.rtp.receiveAll()
         // RFC 5761 §4: RTCP packet types 200–204 sit where an RTP payload type would be.
         let rtcp = datagrams.filter { (200...204).contains($0[1]) }
         #expect(rtcp.count == 1, "the video SR on the shared RTP port (no audio was asked for)")

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Transport
@@ -19,16 +20,6 @@ import Testing
             datagrams.append((0..<length).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0) })
         }
         return (datagrams.flatMap { $0 }, datagrams)
-    }
-
-    static func receiveAll(_ socket: UDPSocket) -> [[UInt8]] {
-        var received: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 70_000)
-        while socket.waitReadable(milliseconds: 200) {
-            guard let got = buffer.withUnsafeMutableBytes({ socket.receive(into: $0) }) else { break }
-            received.append(Array(buffer[0..<got.length]))
-        }
-        return received
     }
 
     @Test(
@@ -68,7 +59,7 @@ import Testing
             offset += length
         }
         #expect(sent.datagrams == count && sent.bytes == bytes.count)
-        #expect(Self.receiveAll(receiver) == expected)
+        #expect(receiver.receiveAll(bufferSize: 70_000) == expected)
         #expect(sender.usesSegmentationOffload == offload)
         #expect(sender.droppedSends == 0)
     }
@@ -82,7 +73,7 @@ import Testing
         let result = bytes.withUnsafeBytes { sender.send($0, segmentSize: 1_210, to: receiver.localAddress) }
         #expect(result.datagrams == 40 && result.bytes == bytes.count)
         #expect(sender.usesSegmentationOffload)
-        #expect(Self.receiveAll(receiver) == expected)
+        #expect(receiver.receiveAll(bufferSize: 70_000) == expected)
     }
 
     /// A socket that sends without UDP checksums (SO_NO_CHECK) cannot segment: the kernel answers
@@ -97,7 +88,7 @@ import Testing
         let result = bytes.withUnsafeBytes { sender.send($0, segmentSize: 1_210, to: receiver.localAddress) }
         #expect(result.datagrams == 6 && result.bytes == bytes.count)
         #expect(!sender.usesSegmentationOffload)
-        #expect(Self.receiveAll(receiver) == expected)
+        #expect(receiver.receiveAll(bufferSize: 70_000) == expected)
     }
 
     @Test func nothingToSendSendsNothing() throws {
@@ -110,6 +101,6 @@ import Testing
                 sender.send($0, segmentSize: 0, to: receiver.localAddress)
             } == (0, 0)
         )
-        #expect(Self.receiveAll(receiver).isEmpty)
+        #expect(receiver.receiveAll(bufferSize: 70_000).isEmpty)
     }
 }
