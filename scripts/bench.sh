@@ -23,6 +23,8 @@
 #   BENCH_ROOM=100        subscribers in the room row: rtc-publish (paced, ultrafast, 1 thread) to
 #                         that many SRTP destinations at once, drained by `rtc-encode sink`; 0 skips it
 #   BENCH_ROOM_PORT=26000 first port of the room's blocks of four
+#   BENCH_OPUS_COMPLEXITY=10  Opus complexity of every row (0..10; 10 is libopus's default and
+#                         the product's): a lower value shows what a cheaper Opus buys, same for all
 #   BENCH_DOC=Docs/benchmarks.md  where the tables go (a marked section is rewritten)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +38,10 @@ PORT=${BENCH_PORT:-25004}
 ROOM=${BENCH_ROOM:-100}
 ROOM_PORT=${BENCH_ROOM_PORT:-26000}
 DOC=${BENCH_DOC:-Docs/benchmarks.md}
+OPUS_COMPLEXITY=${BENCH_OPUS_COMPLEXITY:-10}
 OUT=out/bench
 BIN=.build/release
-COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_INSTRUCTIONS=$INSTRUCTIONS BENCH_ROOM=$ROOM scripts/bench.sh"
+COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_INSTRUCTIONS=$INSTRUCTIONS BENCH_ROOM=$ROOM BENCH_OPUS_COMPLEXITY=$OPUS_COMPLEXITY scripts/bench.sh"
 
 fail() { echo "bench: $*" >&2; exit 1; }
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
@@ -48,6 +51,7 @@ case "$MATRIX" in
   quick) CONFIGS=("ultrafast 1" "veryfast 1") ;;
   *) fail "BENCH_MATRIX='$MATRIX' is neither 'full' nor 'quick'" ;;
 esac
+[[ "$OPUS_COMPLEXITY" =~ ^([0-9]|10)$ ]] || fail "BENCH_OPUS_COMPLEXITY='$OPUS_COMPLEXITY' must be a whole number within 0..10"
 [[ "$INSTRUCTIONS" =~ ^[01]$ ]] || fail "BENCH_INSTRUCTIONS='$INSTRUCTIONS' must be 0 or 1"
 [[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )) || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
 [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )) ||
@@ -117,7 +121,8 @@ if [ "$MACRO" = 1 ]; then
         printf '%s\n' "$PUBLISH" --no-signal --no-preview --room bench --uid bench \
           --video "$IN/in.y4m" --audio "$IN/in.wav" --to "127.0.0.1:$VPORT" \
           --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset "$preset" --threads "$threads" \
-          --video-bitrate 2500 --audio-bitrate 96000 --keyint 60 --duration 10 --stats-json stats.jsonl
+          --video-bitrate 2500 --audio-bitrate 96000 --audio-complexity "$OPUS_COMPLEXITY" --keyint 60 \
+          --duration 10 --stats-json stats.jsonl
         [ "$mode" = unpaced ] && printf '%s\n' --unpaced
         ;;
       ffmpeg)
@@ -131,6 +136,7 @@ if [ "$MACRO" = 1 ]; then
           -f rtp -payload_type 96 -srtp_out_suite AES_CM_128_HMAC_SHA1_80 -srtp_out_params "$KEY_B64" \
           "srtp://127.0.0.1:$VPORT?pkt_size=1200" \
           -map 1:a -c:a libopus -b:a 96000 -frame_duration 20 -application audio \
+          -compression_level "$OPUS_COMPLEXITY" \
           -f rtp -payload_type 97 -srtp_out_suite AES_CM_128_HMAC_SHA1_80 -srtp_out_params "$KEY_B64" \
           "srtp://127.0.0.1:$APORT?pkt_size=1200" -sdp_file peer.sdp
         ;;
@@ -157,7 +163,7 @@ if [ "$MACRO" = 1 ]; then
           filesrc location="$IN/in.pcm" blocksize=3840 '!' \
           rawaudioparse use-sink-caps=false format=pcm pcm-format=s16le sample-rate=48000 num-channels=2 '!' \
           audiobuffersplit output-buffer-duration=1/50 '!' "${sync[@]}" \
-          opusenc bitrate=96000 frame-size=20 '!' rtpopuspay pt=97 '!' srtpenc $srtp '!' \
+          opusenc bitrate=96000 frame-size=20 complexity="$OPUS_COMPLEXITY" '!' rtpopuspay pt=97 '!' srtpenc $srtp '!' \
           udpsink host=127.0.0.1 port="$APORT" sync=false async=false
         ;;
       floor)
@@ -228,7 +234,8 @@ if [ "$MACRO" = 1 ]; then
       await_sink "$dir" "room sink"
       room_cmd=("$PUBLISH" --no-signal --no-preview --room bench --uid bench --video "$IN/in.y4m" --audio "$IN/in.wav"
         --to-file to.txt --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset ultrafast --threads 1
-        --video-bitrate 2500 --audio-bitrate 96000 --keyint 60 --duration 10 --stats-json stats.jsonl)
+        --video-bitrate 2500 --audio-bitrate 96000 --audio-complexity "$OPUS_COMPLEXITY" --keyint 60 --duration 10
+        --stats-json stats.jsonl)
       rc=0
       (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${room_cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
       stop_sink 0.3

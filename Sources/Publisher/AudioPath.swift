@@ -12,13 +12,17 @@ final class AudioPath {
     private var mixed = MixedFrame()
     private var packet = OpusPacket()
 
-    init(bitrate: Int, control: MediaControl) throws {
+    init(options: PublishOptions, control: MediaControl) throws {
         mixer = try AudioMixer()
         var configuration = OpusEncoder.Configuration()
-        configuration.bitrate = bitrate
+        configuration.bitrate = options.audioBitrate
+        configuration.complexity = options.audioComplexity
         opus = try OpusEncoder(configuration: configuration)
         self.control = control
     }
+
+    /// The Opus encoder's settings, as the options asked for them.
+    var opusConfiguration: OpusEncoder.Configuration { opus.configuration }
 
     /// Queues `chunk` (stamped with its capture time) and sends every 20 ms frame it completes.
     func push(_ chunk: AudioChunk, from source: AudioSource) throws {

@@ -64,7 +64,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         let audioClock = try CaptureTimestampSanitizer(configuration: audioConfiguration)
         audioClocks = Array(repeating: audioClock, count: AudioSource.allCases.count)
         if options.audioFromCapture || options.audio != .none {
-            audioPath = try AudioPath(bitrate: options.audioBitrate, control: control)
+            audioPath = try AudioPath(options: options, control: control)
         }
     }
 

@@ -48,7 +48,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         // Audio counts from the same instant, so the two stay in step.
         let first = max(start, MonotonicClock.now())
         let audioSource = try TimedAudioSource.make(options.audio, start: first, loop: options.loop)
-        let audioPath = try AudioPath(bitrate: options.audioBitrate, control: control)
+        let audioPath = try AudioPath(options: options, control: control)
         var audioSample = 0
         var audioElapsed: UInt64 = 0
         var index = 0

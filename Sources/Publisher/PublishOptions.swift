@@ -35,6 +35,9 @@ public struct PublishOptions: Sendable {
     /// REMB unencrypted). Off: only SRTCP with the destination's key counts.
     public var acceptClearFeedback = false
     public var audioBitrate = 96_000
+    /// Opus complexity, 0–10 (`OpusEncoder.defaultComplexity`, the best audio, unless lowered):
+    /// a knob for a host that is short of CPU, never turned down by the publisher on its own.
+    public var audioComplexity = OpusEncoder.defaultComplexity
     /// Frames between IDRs; nil = 2 s.
     public var keyFrameInterval: Int?
     public var preset = "veryfast"

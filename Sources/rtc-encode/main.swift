@@ -51,6 +51,8 @@ struct Encode: ParsableCommand {
     var preset = "veryfast"
     @Option(help: "Opus bitrate in bit/s.")
     var audioBitrate = 96_000
+    @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
+    var audioComplexity = OpusEncoder.defaultComplexity
     @Flag(help: "Loop file inputs until the duration is reached.")
     var loop = false
     @Option(help: "Output directory (created if missing).")
@@ -74,6 +76,10 @@ struct Encode: ParsableCommand {
         options.videoBitrateKbps = videoBitrate
         options.preset = preset
         options.audioBitrate = audioBitrate
+        guard (0...10).contains(audioComplexity) else {
+            throw usageError("--audio-complexity \(audioComplexity) is outside 0...10")
+        }
+        options.audioComplexity = audioComplexity
         options.loop = loop
         options.outputDirectory = out
         mkdir(out, 0o755)

@@ -65,6 +65,8 @@ struct RTCPublish: ParsableCommand {
     @Flag(help: "Accept clear (unauthenticated) RTCP feedback from the preview and --to receivers (Janus).")
     var acceptClearFeedback = false
     @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
+    @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
+    var audioComplexity = OpusEncoder.defaultComplexity
     @Option(help: "Frames between key frames (default: 2 s).") var keyint: Int?
     @Option(help: "x264 preset.") var preset = "veryfast"
     @Option(help: "Encoder threads.") var threads = 1
@@ -164,6 +166,10 @@ struct RTCPublish: ParsableCommand {
         o.frameRate = fps
         o.videoBitrateKbps = videoBitrate
         o.audioBitrate = audioBitrate
+        guard (0...10).contains(audioComplexity) else {
+            throw PublishSession.UsageError("--audio-complexity \(audioComplexity) is outside 0...10")
+        }
+        o.audioComplexity = audioComplexity
         guard H264Encoder.Configuration.bitrateRange.contains(minVideoBitrate),
             minVideoBitrate <= videoBitrate
         else {

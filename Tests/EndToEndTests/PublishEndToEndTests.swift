@@ -211,6 +211,11 @@ import Testing
         ("rtc-publish", ["--room", "r", "--uid", "a", "--video", "missing.y4m"], "--video missing.y4m: no such file"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--signal", "nowhere"], "--signal 'nowhere' is not HOST:PORT"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--srtp-suite", "NULL"], "--srtp-suite 'NULL' is not one of"),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--audio-complexity", "11"],
+            "--audio-complexity 11 is outside 0...10"
+        ),
+        ("rtc-encode", ["encode", "--audio-complexity", "12"], "--audio-complexity 12 is outside 0...10"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--to", "example.org:5004"], "'example.org' is not a numeric"),
         (
             "rtc-publish", ["--room", "r", "--uid", "a", "--to-file", "/nonexistent/list"],

@@ -13,6 +13,8 @@ public enum FileEncoder {
         public var videoBitrateKbps = 1800
         public var preset = "veryfast"
         public var audioBitrate = 96_000
+        /// Opus complexity, 0–10 (`OpusEncoder.defaultComplexity` unless lowered).
+        public var audioComplexity = OpusEncoder.defaultComplexity
         public var outputDirectory = "out"
         public init() {}
     }
@@ -130,7 +132,10 @@ public enum FileEncoder {
         let mixer = try AudioMixer()
         let opus = try OpusEncoder(
             configuration: {
-                var c = OpusEncoder.Configuration(); c.bitrate = options.audioBitrate; return c
+                var c = OpusEncoder.Configuration()
+                c.bitrate = options.audioBitrate
+                c.complexity = options.audioComplexity
+                return c
             }()
         )
         let path = "\(options.outputDirectory)/audio.opus"
