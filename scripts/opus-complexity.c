@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
                 same = lengths[f] == reference_lengths[f] &&
                        memcmp(packets + f * MAX_PACKET, reference + f * MAX_PACKET, (size_t)lengths[f]) == 0;
         }
-        printf("complexity %2d: %6.1f us/frame  %7ld bytes  %-21s  SNR %5.2f dB\n", complexity,
+        printf("complexity %2d: %6.1f us/frame  %7ld bytes  %-22s  SNR %5.2f dB\n", complexity,
                best * 1e6 / (double)frames, bytes, same ? "same packets as 10" : "packets differ from 10",
                noise > 0 ? 10 * log10(signal / noise) : INFINITY);
     }

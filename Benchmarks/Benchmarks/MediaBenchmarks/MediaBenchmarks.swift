@@ -40,7 +40,7 @@ let benchmarks: @Sendable () -> Void = {
     // libopus 1.3.1 codes this input bit for bit alike at complexity 8, 9 and 10 (CELT at
     // 96 kbit/s); below 7 it drops the tonality analysis. 10 is the product's default.
     for complexity in [10, 6, 0] {
-        Benchmark("Opus encode: 20 ms of 48 kHz stereo, 96 kbit/s, complexity \(complexity)") { benchmark, state in
+        Benchmark("Opus encode: 20 ms of 48 kHz stereo, 96 kbps, complexity \(complexity)") { benchmark, state in
             for _ in benchmark.scaledIterations { blackHole(state.encodeNext()) }
         } setup: {
             try OpusState(complexity: complexity)
