@@ -76,8 +76,8 @@ struct Encode: ParsableCommand {
         options.videoBitrateKbps = videoBitrate
         options.preset = preset
         options.audioBitrate = audioBitrate
-        guard (0...10).contains(audioComplexity) else {
-            throw usageError("--audio-complexity \(audioComplexity) is outside 0...10")
+        guard OpusEncoder.complexityRange.contains(audioComplexity) else {
+            throw usageError("--audio-complexity \(audioComplexity) is outside \(OpusEncoder.complexityRange)")
         }
         options.audioComplexity = audioComplexity
         options.loop = loop

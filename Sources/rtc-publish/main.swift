@@ -166,8 +166,10 @@ struct RTCPublish: ParsableCommand {
         o.frameRate = fps
         o.videoBitrateKbps = videoBitrate
         o.audioBitrate = audioBitrate
-        guard (0...10).contains(audioComplexity) else {
-            throw PublishSession.UsageError("--audio-complexity \(audioComplexity) is outside 0...10")
+        guard OpusEncoder.complexityRange.contains(audioComplexity) else {
+            throw PublishSession.UsageError(
+                "--audio-complexity \(audioComplexity) is outside \(OpusEncoder.complexityRange)"
+            )
         }
         o.audioComplexity = audioComplexity
         guard H264Encoder.Configuration.bitrateRange.contains(minVideoBitrate),

@@ -41,6 +41,8 @@ public final class OpusEncoder {
     /// lower it only on a machine that is really short of CPU.
     public static let defaultComplexity = 10
     public static let bitrateRange = 6_000...510_000
+    /// libopus's complexity settings: 0 the cheapest, 10 the best audio.
+    public static let complexityRange = 0...10
     public static let frameMillisecondChoices = [10, 20, 40, 60]
     /// libopus's recommended output buffer: enough for any single packet.
     public static let maxPacketBytes = 4000
@@ -65,8 +67,8 @@ public final class OpusEncoder {
                 "Opus frame duration \(c.frameMilliseconds) ms is not one of 10, 20, 40, 60 ms"
             )
         }
-        guard (0...10).contains(c.complexity) else {
-            throw MediaError(.invalidSetting, "Opus complexity \(c.complexity) is outside 0...10")
+        guard Self.complexityRange.contains(c.complexity) else {
+            throw MediaError(.invalidSetting, "Opus complexity \(c.complexity) is outside \(Self.complexityRange)")
         }
         guard (0...100).contains(c.expectedPacketLossPercent) else {
             throw MediaError(
