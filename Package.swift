@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
-        .testTarget(name: "EndToEndTests", dependencies: ["Media", "SDP", "SRTP", "Transport", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
         // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
         .testTarget(

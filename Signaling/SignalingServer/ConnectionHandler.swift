@@ -20,11 +20,14 @@ struct ConnectionHandler: Sendable {
         let outbox = Outbox(channel: channel.channel, limitBytes: configuration.outboxLimitBytes)
         do {
             try await channel.executeThenClose { inbound, outbound in
-                guard let connection = await registry.register(outbox) else {
-                    let goodbye = ServerEnvelope(
-                        .goodbye(.init(reason: .serverShutdown, message: "the server is shutting down"))
-                    )
-                    try await outbound.write(ByteBuffer(bytes: try SignalingCodec.encodeLine(goodbye)))
+                let connection: ConnectionID
+                switch await registry.register(outbox) {
+                case .admitted(let id):
+                    connection = id
+                case .refused(let goodbye):
+                    let line = try SignalingCodec.encodeLine(ServerEnvelope(.goodbye(goodbye)))
+                    try await outbound.write(ByteBuffer(bytes: line))
+                    try await Self.closeAfterWrites(channel.channel, linger: .milliseconds(200))
                     return
                 }
                 var connectionLogger = logger
@@ -41,13 +44,17 @@ struct ConnectionHandler: Sendable {
                     connectionLogger.debug("disconnected", metadata: ["reason": "\(ending.reason)"])
                     await registry.disconnect(connection, reason: ending.reason, goodbye: ending.goodbye)
                 }
+                // The writer started a lingering close; returning would close at once and could
+                // turn the last lines into a reset.
+                try await channel.channel.closeFuture.get()
             }
         } catch {
             logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
         }
     }
 
-    /// Writes queued lines in order; once the queue is finished and drained, closes the connection.
+    /// Writes queued lines in order; once the queue is finished and drained, closes the connection
+    /// (lingering, so the last lines arrive).
     private static func drain(
         _ outbox: Outbox,
         into outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>,
@@ -61,7 +68,14 @@ struct ConnectionHandler: Sendable {
         } catch {
             // The peer is gone; closing below ends the read side too.
         }
-        channel.close(promise: nil)
+        channel.triggerUserOutboundEvent(LingeringCloseHandler.Start(), promise: nil)
+    }
+
+    /// Starts the lingering close and waits until the connection is closed. A refused connection
+    /// lingers briefly: a flood of them must not hold the descriptors the limit protects.
+    private static func closeAfterWrites(_ channel: any Channel, linger: TimeAmount) async throws {
+        channel.triggerUserOutboundEvent(LingeringCloseHandler.Start(timeout: linger), promise: nil)
+        try await channel.closeFuture.get()
     }
 
     private func readLoop(

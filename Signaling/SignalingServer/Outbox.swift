@@ -11,7 +11,8 @@ final class Outbox: Sendable {
     private let continuation: AsyncStream<ByteBuffer>.Continuation
     private let channel: any Channel
     private let limitBytes: Int
-    private let queuedBytes = Mutex(0)
+    /// Bytes queued now, and whether the queue was finished (later lines are discarded).
+    private let state = Mutex((queuedBytes: 0, finished: false))
 
     init(channel: any Channel, limitBytes: Int) {
         (self.lines, self.continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
@@ -29,15 +30,22 @@ final class Outbox: Sendable {
 
     @discardableResult
     func send(_ line: ByteBuffer) -> SendResult {
-        let fits = queuedBytes.withLock { queued -> Bool in
-            guard queued + line.readableBytes <= limitBytes else { return false }
-            queued += line.readableBytes
-            return true
+        let result = state.withLock { state -> SendResult in
+            guard !state.finished else { return .closed }
+            guard state.queuedBytes + line.readableBytes <= limitBytes else {
+                state.finished = true
+                return .overflowed
+            }
+            state.queuedBytes += line.readableBytes
+            return .queued
         }
-        guard fits else {
-            continuation.finish()
-            channel.close(promise: nil)
-            return .overflowed
+        guard result == .queued else {
+            if result == .overflowed {
+                // Reported once: later lines to this connection are simply `.closed`.
+                continuation.finish()
+                channel.close(promise: nil)
+            }
+            return result
         }
         switch continuation.yield(line) {
         case .enqueued:
@@ -51,17 +59,18 @@ final class Outbox: Sendable {
 
     /// The writer wrote `line`; its bytes no longer count against the limit.
     func written(_ line: ByteBuffer) {
-        queuedBytes.withLock { $0 -= line.readableBytes }
+        state.withLock { $0.queuedBytes -= line.readableBytes }
     }
 
     /// No more lines: the writer drains what is queued, then closes the connection.
     func finish() {
+        state.withLock { $0.finished = true }
         continuation.finish()
     }
 
     /// Closes the connection now, dropping whatever is still queued.
     func forceClose() {
-        continuation.finish()
+        finish()
         channel.close(promise: nil)
     }
 }

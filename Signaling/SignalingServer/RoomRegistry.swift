@@ -24,6 +24,9 @@ actor RoomRegistry {
     var rooms: [RoomID: Room] = [:]
     private var nextConnection: ConnectionID = 0
     private var shuttingDown = false
+    /// Connections refused since the limit was last reached: logged once when it is reached and
+    /// once when a connection is admitted again, not once per refusal.
+    private var refusedAtLimit = 0
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(configuration: SignalingServerConfiguration, logger: Logger) {
@@ -38,12 +41,40 @@ actor RoomRegistry {
 
     // MARK: Connections
 
-    /// Admits a new connection; nil once shutdown began.
-    func register(_ outbox: Outbox) -> ConnectionID? {
-        guard !shuttingDown else { return nil }
+    /// What ``register(_:)`` decided about a new connection.
+    enum Admission {
+        case admitted(ConnectionID)
+        /// Refused with this goodbye; the connection is closed once it is written.
+        case refused(ServerMessage.Goodbye)
+    }
+
+    /// Admits a new connection, unless shutdown began or the server holds its most connections.
+    func register(_ outbox: Outbox) -> Admission {
+        guard !shuttingDown else {
+            return .refused(.init(reason: .serverShutdown, message: "the server is shutting down"))
+        }
+        guard sessions.count < configuration.maxConnections else {
+            refusedAtLimit += 1
+            if refusedAtLimit == 1 {
+                logger.warning(
+                    "connection limit reached; refusing new connections",
+                    metadata: ["limit": "\(configuration.maxConnections)"]
+                )
+            }
+            return .refused(
+                .init(
+                    reason: .tooManyConnections,
+                    message: "the server holds its most connections (\(configuration.maxConnections)); try again later"
+                )
+            )
+        }
+        if refusedAtLimit > 0 {
+            logger.notice("accepting connections again", metadata: ["refused": "\(refusedAtLimit)"])
+            refusedAtLimit = 0
+        }
         nextConnection += 1
         sessions[nextConnection] = Session(outbox: outbox)
-        return nextConnection
+        return .admitted(nextConnection)
     }
 
     /// The connection ended: leave its room, tell it `goodbye` if there is something to say, and

@@ -33,26 +33,50 @@ public final class SignalingServer: Service, Sendable {
         self.logger = logger
     }
 
-    /// Opens the listening socket; errors name the address.
+    /// Opens the listening socket; errors name the address. The connection limit is lowered to
+    /// what the file descriptor limit allows (``FileDescriptorBudget``).
     public static func bind(
-        configuration: SignalingServerConfiguration,
+        configuration requested: SignalingServerConfiguration,
         logger: Logger
     ) async throws -> SignalingServer {
-        try validate(configuration)
+        try validate(requested)
+        var configuration = requested
+        let descriptors = FileDescriptorBudget.raiseLimit()
+        configuration.maxConnections = FileDescriptorBudget.connections(
+            configured: requested.maxConnections,
+            descriptors: descriptors
+        )
+        if configuration.maxConnections < requested.maxConnections {
+            logger.notice(
+                "connection limit lowered to fit the file descriptor limit",
+                metadata: [
+                    "maxConnections": "\(configuration.maxConnections)", "requested": "\(requested.maxConnections)",
+                    "fileDescriptors": "\(descriptors)",
+                ]
+            )
+        }
         let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         let idleTimeout = TimeAmount(configuration.idleTimeout)
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(AcceptErrorHandler(logger: logger))
+                    }
+                }
                 .serverChannelOption(.backlog, value: 1024)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                // A client may send its requests and half-close (`nc -N`); it still gets its replies.
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
                         if let sslContext {
                             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
+                        try pipeline.addHandler(LingeringCloseHandler())
                         try pipeline.addHandler(ByteToMessageHandler(BoundedLineDecoder()))
                         try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                         try pipeline.addHandler(IdleTimeoutHandler())
@@ -120,7 +144,11 @@ public final class SignalingServer: Service, Sendable {
     }
 
     private func serve() async {
-        let handler = ConnectionHandler(registry: registry, configuration: configuration, logger: logger)
+        let handler = ConnectionHandler(
+            registry: registry,
+            configuration: configuration,
+            logger: logger
+        )
         await withDiscardingTaskGroup { group in
             do {
                 try await listener.executeThenClose { inbound in
@@ -155,6 +183,7 @@ public final class SignalingServer: Service, Sendable {
         try require((0...65_535).contains(configuration.port), "port \(configuration.port) is not 0–65535")
         try require(configuration.maxRooms >= 1, "max rooms must be at least 1")
         try require(configuration.maxMembersPerRoom >= 1, "max members must be at least 1")
+        try require(configuration.maxConnections >= 1, "max connections must be at least 1")
         try require(configuration.idleTimeout > .zero, "idle timeout must be positive")
         try require(configuration.messageBurst >= 1, "message burst must be at least 1")
         try require(configuration.messagesPerSecond > 0, "message rate must be positive")

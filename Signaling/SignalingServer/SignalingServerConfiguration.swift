@@ -17,6 +17,10 @@ public struct SignalingServerConfiguration: Sendable {
     public var secret: String?
     public var maxRooms: Int = 1_000
     public var maxMembersPerRoom: Int = 50
+    /// Most client connections at once; one more is told `goodbye` `too-many-connections` and
+    /// closed. ``SignalingServer/bind(configuration:logger:)`` lowers it to what the process's
+    /// file descriptor limit allows, so accepting never runs out of descriptors.
+    public var maxConnections: Int = 10_000
     /// A connection that sends nothing for this long is dropped; clients ping to stay.
     public var idleTimeout: Duration = .seconds(30)
     /// Messages a connection may send in a burst before the steady rate applies.

@@ -30,6 +30,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-members"), help: "Most members per room.")
     var maxMembers: Int = 50
 
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Most client connections at once (lowered to what the file descriptor limit allows)."
+    )
+    var maxConnections: Int = 10_000
+
     @Option(name: .customLong("idle-timeout"), help: "Seconds of client silence before the server drops it.")
     var idleTimeout: Double = 30
 
@@ -52,6 +58,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...10_000).contains(maxMembers) else {
             throw ValidationError("--max-members \(maxMembers) is not 1–10000")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ValidationError("--max-connections \(maxConnections) is not 1–1000000")
         }
         guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout \(idleTimeout) is not a number of seconds in (0, 86400]")
@@ -76,6 +85,7 @@ struct Serve: AsyncParsableCommand {
         configuration.secret = try secret.resolve()
         configuration.maxRooms = maxRooms
         configuration.maxMembersPerRoom = maxMembers
+        configuration.maxConnections = maxConnections
         configuration.idleTimeout = .milliseconds(Int64((idleTimeout * 1000).rounded()))
         if let tlsCertificate, let tlsKey {
             do {

@@ -9,9 +9,13 @@ import RTP
 ///
 /// The stream's picture size is chosen from the first frame (its upright size fitted into the
 /// `--size` box: a portrait 886x1920 phone becomes 590x1280), so the SDP files and the room
-/// offer are written then, before the first packet. Later capture clients keep that size (a
-/// picture of another shape is letterboxed), the SSRCs, the sequence numbers and the clocks,
-/// and start with an IDR: receivers see one stream with a gap, not a new one.
+/// offer are written then, before the first packet. A later capture session whose pictures fit
+/// another size (another phone, the phone turned) re-opens the encoder at that size: new
+/// SPS/PPS and an IDR on the same SSRCs, sequence numbers and clocks, so receivers see one
+/// stream that changes resolution, not a new one. Within a session the size follows the
+/// pictures too, at most once per ``reopenInterval``; a picture between re-opens is letterboxed.
+/// A picture under ``smallestSide`` on a side, or one that would fit the box as such a sliver,
+/// ends its session (`picture-too-small`) and never the process.
 final class IngestLoop: MediaThread, @unchecked Sendable {
     let control: MediaControl
     private let mailbox: IngestMailbox
@@ -24,6 +28,15 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     private let announce: (VideoPath) throws -> Void
 
     private var videoPath: VideoPath?
+    /// The smallest stream picture side: one H.264 macroblock. Anything smaller is no screen.
+    static let smallestSide = 16
+    /// Shortest time between two re-opens within a capture session (each costs an IDR).
+    static let reopenInterval: UInt64 = 1_000_000_000
+    /// The session whose pictures were refused: its pictures still in the mailbox are dropped.
+    private var refusedSession: Int?
+    /// Whether the current session has sent a picture yet (its first may re-open at once).
+    private var sessionHasPictures = false
+    private var lastOpen: UInt64 = 0
     private var audioPath: AudioPath?
     private var videoClock = CaptureTimestampSanitizer()
     private var audioClocks: [CaptureTimestampSanitizer]
@@ -106,6 +119,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
                 for source in AudioSource.allCases { audioPath?.remove(source) }
             }
             paused = false
+            sessionHasPictures = false
             control.requestKeyFrame()
             setCapture("streaming from \(hello.name)")
             status("capture client '\(hello.name)' connected (session \(sessions))")
@@ -146,7 +160,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
             control.statistics.withLock { $0.framesOverRate += 1 }
             return
         }
-        if videoPath == nil { try startStream(firstFrame: video.frame) }
+        guard refusedSession != sessions, try openStream(for: video.frame) else { return }
         guard let videoPath, video.arrival >= sendFrom else { return }
         var raw = video.frame
         raw.captureTime = output.captureTime
@@ -156,10 +170,10 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         } catch {
             // The picture passed the wire checks but cannot be converted: the capture side is
             // broken. End its session with the reason; the stream waits for the next one.
-            let message = "video frame \(raw.width)x\(raw.height) \(raw.format) cannot be converted: \(error)"
-            logger.warning("ingest frame rejected", metadata: ["error": "\(message)"])
-            status("capture frame rejected: \(message)")
-            server.endSession(reason: .malformedMessage, message: message)
+            refuse(
+                .malformedMessage,
+                "video frame \(raw.width)x\(raw.height) \(raw.format) cannot be converted: \(error)"
+            )
             return
         }
         try videoPath.send(frame, receivedAt: video.arrival)
@@ -188,35 +202,100 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         }
     }
 
-    /// Opens the encoder at the first picture's fitted size and announces the stream.
-    private func startStream(firstFrame: RawVideoFrame) throws {
-        let upright = firstFrame.uprightSize
-        let box = VideoConverter.BoundingBox(
+    /// Makes sure an encoder of this picture's fitted size exists: opens the stream at the first
+    /// picture, re-opens it when a picture fits another size (see the type's comment). False
+    /// when the picture was refused and its session ended: nothing a capture client sends may
+    /// end the process.
+    private func openStream(for picture: RawVideoFrame) throws -> Bool {
+        let upright = picture.uprightSize
+        let size = VideoConverter.fit(width: upright.width, height: upright.height, into: box)
+        let firstOfSession = !sessionHasPictures
+        sessionHasPictures = true
+        if let videoPath {
+            let now = MonotonicClock.now()
+            guard size.width != videoPath.width || size.height != videoPath.height,
+                firstOfSession || now - lastOpen >= Self.reopenInterval
+            else { return true }
+        }
+        guard min(upright.width, upright.height) >= Self.smallestSide,
+            min(size.width, size.height) >= Self.smallestSide
+        else {
+            let sliver = min(upright.width, upright.height) >= Self.smallestSide
+            let fitted = sliver ? " (it would stream as \(size.width)x\(size.height))" : ""
+            refuse(
+                .pictureTooSmall,
+                "a \(upright.width)x\(upright.height) picture is under the smallest stream picture of "
+                    + "\(Self.smallestSide)x\(Self.smallestSide)\(fitted)"
+            )
+            return false
+        }
+        let encoder: H264Encoder
+        do {
+            encoder = try H264Encoder(
+                H264Encoder.Configuration(
+                    width: size.width,
+                    height: size.height,
+                    frameRate: options.frameRate,
+                    bitrateKbps: currentBitrateKbps,
+                    keyFrameInterval: options.keyFrameInterval,
+                    preset: options.preset,
+                    threads: options.encoderThreads
+                )
+            )
+        } catch {
+            refuse(.malformedMessage, "cannot stream a \(upright.width)x\(upright.height) picture: \(error)")
+            return false
+        }
+        lastOpen = MonotonicClock.now()
+        // From here on a failure is the host's (an SDP file it cannot write), not the picture's.
+        if let videoPath {
+            let old = (videoPath.width, videoPath.height)
+            videoPath.replace(encoder)
+            try announce(videoPath)
+            status(
+                "stream: \(upright.width)x\(upright.height) capture → re-opened at \(size.width)x\(size.height) "
+                    + "(was \(old.0)x\(old.1)); same SSRCs and clocks, an IDR first"
+            )
+        } else {
+            try startStream(VideoPath(encoder: encoder, control: control))
+            status(
+                "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 "
+                    + "at up to \(options.frameRate) fps"
+            )
+        }
+        return true
+    }
+
+    /// The `--size` box pictures are fitted into, either way round.
+    private var box: VideoConverter.BoundingBox {
+        VideoConverter.BoundingBox(
             longSide: max(options.width, options.height),
             shortSide: min(options.width, options.height)
         )
-        let size = VideoConverter.fit(width: upright.width, height: upright.height, into: box)
-        let encoder = try H264Encoder(
-            H264Encoder.Configuration(
-                width: size.width,
-                height: size.height,
-                frameRate: options.frameRate,
-                bitrateKbps: options.videoBitrateKbps,
-                keyFrameInterval: options.keyFrameInterval,
-                preset: options.preset,
-                threads: options.encoderThreads
-            )
-        )
-        let path = VideoPath(encoder: encoder, control: control)
+    }
+
+    /// The bitrate receivers' feedback settled on, so a re-opened encoder starts there.
+    private var currentBitrateKbps: Int {
+        let target = control.statistics.withLock { $0.videoBitrateTargetKbps }
+        return target > 0 ? target : options.videoBitrateKbps
+    }
+
+    /// Ends the current capture session for a picture the stream cannot take.
+    private func refuse(_ reason: IngestEndReason, _ message: String) {
+        refusedSession = sessions
+        logger.warning("capture picture refused", metadata: ["reason": "\(reason)", "error": "\(message)"])
+        status("capture picture refused (\(reason)): \(message); the session is ended, the stream goes on")
+        server.endSession(reason: reason, message: message)
+    }
+
+    /// The stream's first encoder: announces it and starts the clocks of the timed sources.
+    private func startStream(_ path: VideoPath) throws {
         try announce(path)
         videoPath = path
         sendFrom = MonotonicClock.now() + UInt64(options.startDelay * 1e9)
         timedAudio =
             options.audioFromCapture
             ? nil : try TimedAudioSource.make(options.audio, start: sendFrom, loop: options.loop)
-        status(
-            "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 at up to \(options.frameRate) fps"
-        )
     }
 
     /// Test tone or WAV audio beside captured video, read up to now in 20 ms chunks.

@@ -8,7 +8,7 @@ import RTP
 /// for the pictures sent here (the sender thread times those it sends). Owned by the media
 /// thread.
 final class VideoPath {
-    let encoder: H264Encoder
+    private(set) var encoder: H264Encoder
     private let converter = VideoConverter()
     private let control: MediaControl
     private(set) var encodeTime = LatencyHistogram()
@@ -18,6 +18,12 @@ final class VideoPath {
     init(encoder: H264Encoder, control: MediaControl) {
         self.encoder = encoder
         self.control = control
+    }
+
+    /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
+    /// and its own SPS/PPS); the RTP streams and their clocks are the control's, so they go on.
+    func replace(_ encoder: H264Encoder) {
+        self.encoder = encoder
     }
 
     var width: Int { encoder.configuration.width }

@@ -77,7 +77,7 @@ public enum ClientMessage: Hashable, Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             // The version is checked first so an old or new client learns about the mismatch
             // rather than about a field it does not know.
-            self.version = try container.decode(Int.self, forKey: .version)
+            self.version = try container.decodeInteger(forKey: .version)
             self.room = try container.decode(RoomID.self, forKey: .room)
             self.uid = try container.decode(MemberID.self, forKey: .uid)
             self.role = try container.decode(Role.self, forKey: .role)

@@ -51,6 +51,34 @@ enum FieldRules {
     }
 }
 
+extension KeyedDecodingContainer {
+    /// An optional integer field. Foundation reports a number too large for `Int` (`1e308`) as
+    /// invalid JSON at the top level, which would name the wrong problem; here it is the field's
+    /// (`invalid-field`).
+    func decodeIntegerIfPresent(forKey key: Key) throws -> Int? {
+        do {
+            return try decodeIfPresent(Int.self, forKey: key)
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            // Foundation's own "not representable" error, which its decoder would turn into a
+            // top-level "not valid JSON".
+            throw SignalingError(
+                .invalidField,
+                "field \(fieldPath(codingPath + [key])) must be an integer in the signed 64-bit range"
+            )
+        }
+    }
+
+    /// A required integer field (see ``decodeIntegerIfPresent(forKey:)``).
+    func decodeInteger(forKey key: Key) throws -> Int {
+        guard let value = try decodeIntegerIfPresent(forKey: key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "missing"))
+        }
+        return value
+    }
+}
+
 /// A coding key made at run time, to extend a coding path by one field name for error messages.
 struct PathKey: CodingKey {
     var stringValue: String

@@ -10,19 +10,51 @@ public enum JSONValue: Hashable, Sendable, Codable {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Tries each JSON type in turn. A type mismatch at this level means "not this type, try the
+    /// next"; any other failure is a real problem with the value (a number no double holds, like
+    /// `1e400`, or one nested inside) and is reported as that (`invalid-field`), not as "must be
+    /// an object".
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
+            return
+        }
+        if let value = try? container.decode(Bool.self) {
             self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
+            return
+        }
+        if let value = try? container.decode(Int64.self) {
             self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
+            return
+        }
+        func attempt<T: Decodable>(_ type: T.Type) throws -> T? {
+            do {
+                return try container.decode(type)
+            } catch DecodingError.typeMismatch(_, let context)
+                where context.codingPath.count == decoder.codingPath.count
+            {
+                return nil
+            }
+        }
+        do {
+            if let value = try attempt(Double.self) {
+                self = .number(value)
+                return
+            }
+        } catch let error as DecodingError {
+            throw error
+        } catch {
+            // Foundation's "not representable" error, which its decoder would turn into a
+            // top-level "not valid JSON".
+            throw SignalingError(
+                .invalidField,
+                "field \(fieldPath(decoder.codingPath)) holds a number outside the range of a 64-bit double"
+            )
+        }
+        if let value = try attempt(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
+        } else if let value = try attempt([JSONValue].self) {
             self = .array(value)
         } else {
             self = .object(try container.decode([String: JSONValue].self))

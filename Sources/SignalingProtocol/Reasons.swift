@@ -69,6 +69,9 @@ public struct GoodbyeReason: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let tooManyErrors = GoodbyeReason(rawValue: "too-many-errors")
     /// Another connection took over this uid with the `resume` secret; do not reconnect.
     public static let replaced = GoodbyeReason(rawValue: "replaced")
+    /// The server holds its most connections (`--max-connections`, or what its file descriptor
+    /// limit allows); the connection was refused. Reconnect later.
+    public static let tooManyConnections = GoodbyeReason(rawValue: "too-many-connections")
 
     public init(from decoder: any Decoder) throws {
         self.rawValue = try decoder.singleValueContainer().decode(String.self)

@@ -64,7 +64,7 @@ public struct ReceiveDescription: Hashable, Sendable, Codable {
     }
 
     private static func port(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Int? {
-        guard let port = try container.decodeIfPresent(Int.self, forKey: key) else { return nil }
+        guard let port = try container.decodeIntegerIfPresent(forKey: key) else { return nil }
         guard (1...65_535).contains(port) else {
             throw SignalingError(
                 .invalidField,

@@ -45,26 +45,31 @@ struct Received: CustomStringConvertible {
     var pictureTimes: [Double] = []
     /// The decoded audio, 48 kHz stereo interleaved.
     var pcm: [Int16] = []
+    /// Each decoded picture's timecode (nil where unreadable), in decoding order, aligned with
+    /// ``pictureTimes`` when every picture has a timestamp.
+    var values: [TimecodeStrip.Value?] = []
 
     init(base: String, width: Int, height: Int, sourceWidth: Int? = nil) throws {
         let size = width * height
         let gray = (try? Data(contentsOf: URL(fileURLWithPath: base + ".gray"))) ?? Data()
         var report = TimecodeReport()
+        var values: [TimecodeStrip.Value?] = []
         [UInt8](gray).withUnsafeBufferPointer { all in
             for f in 0..<(all.count / size) {
                 let picture = UnsafeBufferPointer(rebasing: all[(f * size)..<((f + 1) * size)])
-                report.add(
-                    TimecodeStrip.decode(
-                        luma: picture,
-                        width: width,
-                        height: height,
-                        stride: width,
-                        sourceWidth: sourceWidth
-                    )
+                let value = TimecodeStrip.decode(
+                    luma: picture,
+                    width: width,
+                    height: height,
+                    stride: width,
+                    sourceWidth: sourceWidth
                 )
+                report.add(value)
+                values.append(value)
             }
         }
         timecodes = report
+        self.values = values
         let crc = (try? String(contentsOfFile: base + ".crc", encoding: .utf8)) ?? ""
         let lines = crc.split(separator: "\n")
         // "#tb 0: 1/30" or "#tb 0: 1001/30000": ffmpeg picks the time base from the rate it
@@ -121,6 +126,36 @@ struct Received: CustomStringConvertible {
         return steps.isEmpty ? 0 : steps[steps.count / 2]
     }
     var smallestStep: Double { zip(pictureTimes, pictureTimes.dropFirst()).map { $1 - $0 }.min() ?? 0 }
+
+    /// Consecutive pictures as (time step the receiver saw, frames the timecode advanced, capture
+    /// time the timecode advanced): what the clock checks compare. Empty unless every decoded
+    /// picture has a timestamp.
+    private var steps: [(seconds: Double, frames: Int, captureSeconds: Double)] {
+        guard values.count == pictureTimes.count else { return [] }
+        var result: [(Double, Int, Double)] = []
+        for i in 1..<max(1, values.count) {
+            guard let a = values[i - 1], let b = values[i] else { continue }
+            let frames = Int(b.frame) - Int(a.frame)
+            let capture = Double(Int64(b.timeMs) - Int64(a.timeMs)) / 1000
+            result.append((pictureTimes[i] - pictureTimes[i - 1], frames, capture))
+        }
+        return result
+    }
+
+    /// The spacing per source frame (1/30 s for a 30 fps source), from every pair of pictures:
+    /// frames the publisher dropped under load widen a step and count as that many frames, so
+    /// this holds on a busy machine, while wrong timestamps (seed 001's bug) move it.
+    var medianStepPerFrame: Double {
+        let perFrame = steps.filter { $0.frames > 0 }.map { $0.seconds / Double($0.frames) }.sorted()
+        return perFrame.isEmpty ? 0 : perFrame[perFrame.count / 2]
+    }
+
+    /// The largest difference between the time step the receiver saw and the capture time the
+    /// timecodes advanced: the 90 kHz RTP clock carries capture time, so a few ms of rounding
+    /// at most, however late pictures were sent.
+    var worstClockError: Double {
+        steps.map { abs($0.seconds - $0.captureSeconds) }.max() ?? .infinity
+    }
 
     var description: String {
         "\(timecodes); \(framesByTimestamp) frames by timestamp at "

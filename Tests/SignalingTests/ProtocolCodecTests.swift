@@ -108,6 +108,23 @@ struct ProtocolCodecTests {
         #expect(try SignalingCodec.decodeServerLine(Array(#"{"type":"future-thing","x":1}"#.utf8)) == nil)
     }
 
+    @Test("any JSON value is a payload: huge integers become doubles, nesting and null survive")
+    func payloadsOfEveryKind() throws {
+        let line = #"{"type":"signal","to":"b","payload":[null,true,"s",1e30,123456789012345678901,{"a":[]}]}"#
+        let request = try SignalingCodec.decodeRequest(Array(line.utf8)).get()
+        guard case .signal(let signal) = request.message else {
+            Issue.record("\(request)")
+            return
+        }
+        #expect(
+            signal.payload
+                == .array([
+                    .null, .bool(true), .string("s"), .number(1e30), .number(123456789012345678901),
+                    .object(["a": .array([])]),
+                ])
+        )
+    }
+
     @Test("relayed integers stay integers")
     func integersStayIntegers() throws {
         let request = ClientRequest(
@@ -173,6 +190,24 @@ struct ProtocolCodecTests {
             ),
             (
                 #"{"type":"signal","id":17,"to":"b"}"#, .missingField, .number(17), #"signal: missing field "payload""#
+            ),
+            // Numbers no Swift integer or double holds: Foundation would call the line invalid JSON.
+            (
+                #"{"type":"join","id":18,"version":1e308,"room":"r","uid":"u","role":"publisher"}"#, .invalidField,
+                .number(18), #"join: field "version" must be an integer in the signed 64-bit range"#
+            ),
+            (
+                #"{"type":"signal","id":19,"to":"b","payload":1e400}"#, .invalidField, .number(19),
+                #"signal: field "payload" holds a number outside the range of a 64-bit double"#
+            ),
+            (
+                #"{"type":"signal","id":20,"to":"b","payload":{"sdp":"x","list":[1,-1e999]}}"#, .invalidField,
+                .number(20), #"signal: field "payload.list[1]" holds a number outside the range of a 64-bit double"#
+            ),
+            (
+                #"{"type":"subscribe","id":21,"publisher":"a","receive":{"address":"10.0.0.1","videoPort":1e30,"rtcpMux":true,"cryptoSuites":[]}}"#,
+                .invalidField, .number(21),
+                #"subscribe: field "receive.videoPort" must be an integer in the signed 64-bit range"#
             ),
         ]
     )

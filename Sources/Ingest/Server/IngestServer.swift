@@ -61,6 +61,7 @@ public final class IngestServer: Sendable {
         try address.requireLoopback(unless: configuration.allowNonLoopbackTCP)
         let parser = IngestParser(limits: configuration.limits)
         let helloTimeout = TimeAmount(configuration.helloTimeout)
+        let messageTimeout = TimeAmount(configuration.messageTimeout)
         // A safety net behind the decoder's own checks: nothing buffers past one largest message.
         let maximumBuffer = IngestProtocol.headerSize + parser.limits.maxVideoPayload + 65_536
         var bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -73,8 +74,10 @@ public final class IngestServer: Sendable {
         }
         let initializer: @Sendable (any Channel) -> EventLoopFuture<IngestConnection> = { channel in
             channel.eventLoop.makeCompletedFuture {
-                let signals = SessionSignalHandler(helloTimeout: helloTimeout)
+                let stall = MessageStallHandler(timeout: messageTimeout)
+                let signals = SessionSignalHandler(helloTimeout: helloTimeout, stall: stall)
                 let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(stall)
                 try pipeline.addHandler(
                     ByteToMessageHandler(IngestFrameDecoder(parser: parser), maximumBufferSize: maximumBuffer)
                 )

@@ -9,6 +9,10 @@ public struct IngestServerConfiguration: Sendable {
     /// A connection that has not said hello by then is ended with `timeout`; it holds the one
     /// capture slot until then.
     public var helloTimeout: Duration
+    /// A message begun must be complete within this long, or the session is ended with
+    /// `timeout`: a client stalled mid-message would otherwise hold the capture slot. Silence
+    /// between messages is allowed (a paused broadcast sends nothing).
+    public var messageTimeout: Duration
     /// After sending an end message the host half-closes and waits this long for the client to
     /// close, so the end message is read rather than lost to a reset.
     public var lingerTimeout: Duration
@@ -28,6 +32,7 @@ public struct IngestServerConfiguration: Sendable {
         hostName: String = "rtc-publish",
         capabilities: IngestCapabilities = .all,
         helloTimeout: Duration = .seconds(5),
+        messageTimeout: Duration = .seconds(5),
         lingerTimeout: Duration = .seconds(1),
         videoQueueLimit: Int = 2,
         audioQueueLimit: Int = 64,
@@ -38,6 +43,7 @@ public struct IngestServerConfiguration: Sendable {
         self.hostName = hostName
         self.capabilities = capabilities
         self.helloTimeout = helloTimeout
+        self.messageTimeout = messageTimeout
         self.lingerTimeout = lingerTimeout
         self.videoQueueLimit = videoQueueLimit
         self.audioQueueLimit = audioQueueLimit
@@ -47,8 +53,11 @@ public struct IngestServerConfiguration: Sendable {
 
     func validate() throws(IngestError) {
         try limits.validate()
-        guard helloTimeout > .zero, lingerTimeout >= .zero else {
-            throw IngestError(.invalidOption, "the hello timeout must be positive and the linger time not negative")
+        guard helloTimeout > .zero, messageTimeout > .zero, lingerTimeout >= .zero else {
+            throw IngestError(
+                .invalidOption,
+                "the hello and message timeouts must be positive and the linger time not negative"
+            )
         }
         guard videoQueueLimit >= 1, audioQueueLimit >= 1, otherQueueLimit >= 4 else {
             throw IngestError(

@@ -8,15 +8,19 @@ final class SessionSignalHandler: ChannelInboundHandler {
     typealias InboundOut = IngestInbound
 
     private let helloTimeout: TimeAmount?
+    /// Times messages in flight (before the decoder); told of each message the decoder completes.
+    private let stall: MessageStallHandler?
     private var context: ChannelHandlerContext?
     private var deadline: Scheduled<Void>?
 
-    init(helloTimeout: TimeAmount?) {
+    init(helloTimeout: TimeAmount?, stall: MessageStallHandler? = nil) {
         self.helloTimeout = helloTimeout
+        self.stall = stall
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        stall?.onStall = { [weak self] message in self?.inject(.hostEnd(.timeout, message)) }
         if let helloTimeout {
             let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
             deadline = context.eventLoop.scheduleTask(in: helloTimeout) {
@@ -28,6 +32,7 @@ final class SessionSignalHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
+        stall?.onStall = nil
         self.context = nil
     }
 
@@ -35,6 +40,11 @@ final class SessionSignalHandler: ChannelInboundHandler {
         // Anything at all from the peer (even a protocol error) settles the hello deadline.
         deadline?.cancel()
         deadline = nil
+        switch unwrapInboundIn(data) {
+        case .message(_, let wireLength, _): stall?.messageDecoded(wireLength: wireLength)
+        case .protocolError, .closedMidMessage: stall?.stop()
+        case .helloDeadline, .hostEnd: break
+        }
         context.fireChannelRead(data)
     }
 

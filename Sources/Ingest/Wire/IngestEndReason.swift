@@ -32,11 +32,14 @@ public struct IngestEndReason: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let unexpectedMessage = IngestEndReason(rawValue: 10)
     /// The host is shutting down.
     public static let hostShutdown = IngestEndReason(rawValue: 11)
+    /// A picture the stream cannot take: under the host's smallest stream picture on a side,
+    /// or a sliver that would fit the stream's box as such (Docs/ingest.md).
+    public static let pictureTooSmall = IngestEndReason(rawValue: 12)
 
     static let names: [UInt16: String] = [
         1: "capture-finished", 2: "requested-by-host", 3: "disconnected", 4: "version-mismatch",
         5: "malformed-message", 6: "too-large", 7: "unknown-message-type", 8: "busy", 9: "timeout",
-        10: "unexpected-message", 11: "host-shutdown",
+        10: "unexpected-message", 11: "host-shutdown", 12: "picture-too-small",
     ]
 
     /// The kebab-case name, or `reason-N` for a code this version does not know.
