@@ -5,7 +5,7 @@ SWIFT ?= swift
 TEST_RUN := SWIFT=$(SWIFT) bash scripts/test-run.sh
 FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
 
-.PHONY: all setup build release lint test demo fuzz bench link-order clean
+.PHONY: all setup build release lint test test-busy demo fuzz bench link-order clean
 
 all: build
 
@@ -42,6 +42,10 @@ test: setup
 	$(TEST_RUN) --filter '^IngestTests\.'
 	$(TEST_RUN) --filter '^EndToEndTests\.'
 
+## test-busy: make test beside BUSY_CORES (default 1) busy loops, as on a shared CI host; tests assert
+## what holds under load (order, accounting, clocks), make bench measures throughput
+test-busy:
+	@bash scripts/test-busy.sh
 
 ## demo: encode the built-in test source, decode it with ffmpeg, show what came back
 demo: release

@@ -27,6 +27,13 @@ final class AudioPath {
     /// Queues `chunk` (stamped with its capture time) and sends every 20 ms frame it completes.
     func push(_ chunk: AudioChunk, from source: AudioSource) throws {
         try mixer.push(chunk, from: source)
+        defer {
+            let dropped = (app: mixer.statistics.app.framesDropped, mic: mixer.statistics.mic.framesDropped)
+            control.statistics.withLock {
+                $0.appAudioFramesDropped = dropped.app
+                $0.micAudioFramesDropped = dropped.mic
+            }
+        }
         while mixer.mixNext(into: &mixed) {
             try opus.encode(mixed, into: &packet)
             // After a gap the RTP timestamp restarts from the capture time (the gap shows as a

@@ -92,6 +92,8 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     func run() throws {
         let end = options.duration.map { start + UInt64($0 * 1e9) }
         control.statistics.withLock { $0.capture = "waiting on \(server.address)" }
+        // The final totals count every drop, not those of a refresh up to 250 ms old.
+        defer { refreshCounters(force: true) }
         while !control.isStopped {
             let now = MonotonicClock.now()
             if let end, now >= end { break }
@@ -312,9 +314,9 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     }
 
     /// The server's and the mailbox's drop counters into the status, four times a second.
-    private func refreshCounters() {
+    private func refreshCounters(force: Bool = false) {
         let now = MonotonicClock.now()
-        guard now - lastCounterRefresh >= 250_000_000 else { return }
+        guard force || now - lastCounterRefresh >= 250_000_000 else { return }
         lastCounterRefresh = now
         let ingest = server.statistics
         let (videoDropped, audioDropped) = mailbox.dropped

@@ -15,6 +15,10 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var framesOverRate = 0
     /// Captured audio chunks dropped: the mixer fell behind, or refused a chunk.
     public var audioChunksDropped = 0
+    /// Audio the mixer could not play, per source, in 48 kHz frames: stamped behind the output
+    /// (it came too late) or past a full queue. A busy capture process shows here.
+    public var appAudioFramesDropped = 0
+    public var micAudioFramesDropped = 0
     public var keyFrames = 0
     public var videoBytes = 0
     public var audioBytes = 0

@@ -64,6 +64,20 @@ extension PublishEndToEndTests {
         return try Receiver(sdp: sdp, width: phoneWidth, height: phoneHeight, directory: directory, name: name)
     }
 
+    static func totals(_ directory: TemporaryDirectory) throws -> PublisherTotals {
+        try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
+    }
+
+    /// Pictures the simulator numbered but never sent (paused, disconnected, or skipped), from
+    /// its closing line "sent N frames (S skipped) …" and the last frame number it reached.
+    static func notSentBySimulator(_ capture: BackgroundProcess, lastFrame: UInt32?) -> Int {
+        let words = capture.output.split(separator: " ")
+        guard let index = words.firstIndex(of: "sent"), index + 1 < words.count, let sent = Int(words[index + 1]),
+            let lastFrame
+        else { return 0 }
+        return max(0, Int(lastFrame) + 1 - sent)
+    }
+
     /// The last line of `--stats-json`: totals, per-frame timings, peak memory.
     static func finalStatistics(_ directory: TemporaryDirectory) throws -> [String: Any] {
         let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
@@ -90,23 +104,30 @@ extension PublishEndToEndTests {
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
-        // 7 s of capture minus the 1.5 s start delay: about 165 pictures.
-        #expect(got.timecodes.readable >= 140, "\(got)")
-        #expect(got.timecodes.readable * 100 >= got.timecodes.pictures * 95, "\(got)")
-        #expect(got.timecodes.outOfOrder == 0 && got.timecodes.repeated == 0, "\(got)")
-        #expect(abs(got.medianStep * 30 - 1) < 0.1, "pictures \(got.medianStep) s apart: \(got)")
-        #expect((got.framesPerSecond ?? 0) >= 24, "\(got)")
-        #expect(got.audioSeconds >= 4.5, "\(got)")
+        // 7 s of capture (frames 0…209), sent from 1.5 s on: what a busy machine cannot change.
+        let totals = try Self.totals(directory)
+        expectIntact(
+            got,
+            totals,
+            firstFrameBefore: 60,
+            lastFrameAfter: 194,
+            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame)
+        )
+        // The mixer emits a frame per 20 ms of the capture timeline, late input or not.
+        #expect(got.audioSeconds >= 4.5, "\(got); \(totals)")
         // The app's 440 Hz (left) and 660 Hz (right) and the mic's 300 Hz (both) survived
         // resampling to 48 kHz and mixing; 1234 Hz, which nobody sent, did not appear.
         let levels = (
             app: got.toneLevel(hertz: 440, channel: 0), appRight: got.toneLevel(hertz: 660, channel: 1),
             mic: got.toneLevel(hertz: 300, channel: 0), none: got.toneLevel(hertz: 1234, channel: 0)
         )
-        #expect(levels.app > 0.05 && levels.appRight > 0.05 && levels.mic > 0.04, "\(levels)")
-        #expect(levels.none < 0.01, "\(levels)")
+        // Presence, a hundred times the level of the tone nobody sent: on a busy machine the
+        // capture process sends late and the mixer drops what comes behind its output (counted
+        // in the totals), which lowers a tone's average level but cannot remove it.
+        #expect(levels.app > 0.01 && levels.appRight > 0.01 && levels.mic > 0.01, "\(levels); \(totals)")
+        #expect(levels.none < 0.001, "\(levels)")
         #expect(publish.output.contains("886x1920 capture → 590x1280"), "\(publish.output)")
-        print("ingest upright: \(got); tones \(levels)")
+        print("ingest upright: \(got); tones \(levels); \(totals); clock error \(got.worstClockError) s")
     }
 
     /// Seed 001's stamps (+1 s per frame on a 1000 timescale) sent over the socket still play
@@ -127,12 +148,19 @@ extension PublishEndToEndTests {
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
-        #expect(abs(got.medianStep * 30 - 1) < 0.1, "pictures \(got.medianStep) s apart: \(got)")
-        #expect((got.framesPerSecond ?? 0) >= 24, "\(got)")
-        #expect(got.timecodes.readable >= 110, "\(got)")
+        // Stamped a second apart: the clock rules put arrival time in their place, so steps
+        // follow the capture time within the arrival jitter, not to the millisecond.
+        expectIntact(
+            got,
+            try Self.totals(directory),
+            firstFrameBefore: 60,
+            lastFrameAfter: 164,
+            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame),
+            clockTolerance: 0.05
+        )
         let totals = try #require(try Self.finalStatistics(directory)["totals"] as? [String: Any])
         #expect((totals["timestampsRepaired"] as? Int ?? 0) > 100, "\(totals)")
-        print("ingest bogus timestamps: \(got)")
+        print("ingest bogus timestamps: \(got); clock error \(got.worstClockError) s")
     }
 
     /// A capture client that sends garbage is ended with its reason; the next one, which drops
@@ -159,12 +187,23 @@ extension PublishEndToEndTests {
         #expect(publish.output.contains("(session 3)"), "garbage, first and second connection:\n\(publish.output)")
         // Decoding went on after the reconnect: pictures from both sides of a gap of about the
         // reconnect delay, in order, in one ffmpeg run.
-        #expect(got.timecodes.outOfOrder == 0, "\(got)")
-        #expect(got.timecodes.readable >= 150, "\(got)")
+        // Frames 0…239; the half second between the two connections was never sent.
+        let totals = try Self.totals(directory)
+        expectIntact(
+            got,
+            totals,
+            firstFrameBefore: 45,
+            lastFrameAfter: 224,
+            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame),
+            // The player is opened once the first (broken) client made the stream; without a
+            // start delay the good client's first pictures may reach it before it listens.
+            receiverStartedLate: true,
+            clockTolerance: 0.05
+        )
         #expect(got.largestGap > 0.3 && got.largestGap < 2.5, "gap \(got.largestGap) s: \(got)")
-        let after = got.pictureTimes.filter { $0 > (got.pictureTimes.last ?? 0) - 3 }.count
-        #expect(after >= 80, "\(after) pictures in the last 3 s: \(got)")
-        print("ingest reconnect: \(got); largest gap \(got.largestGap) s")
+        print(
+            "ingest reconnect: \(got); largest gap \(got.largestGap) s; \(totals); clock error \(got.worstClockError) s"
+        )
     }
 
     /// Pause and resume: nothing is sent while paused, the gap shows as a gap of real time, and
@@ -187,9 +226,20 @@ extension PublishEndToEndTests {
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
         #expect(abs(got.largestGap - 2) < 0.3, "the pause lasted 2 s: gap \(got.largestGap) s, \(got)")
         #expect(got.smallestStep > 0.02, "a burst: two pictures \(got.smallestStep) s apart, \(got)")
-        #expect(got.timecodes.outOfOrder == 0 && got.timecodes.readable >= 120, "\(got)")
+        // Frames 0…239, those of the 2 s pause never sent.
+        let totals = try Self.totals(directory)
+        expectIntact(
+            got,
+            totals,
+            firstFrameBefore: 45,
+            lastFrameAfter: 224,
+            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame),
+            clockTolerance: 0.05
+        )
         #expect(publish.output.contains("capture paused") && publish.output.contains("capture resumed"))
-        print("ingest pause: \(got); gap \(got.largestGap) s, smallest step \(got.smallestStep) s")
+        print(
+            "ingest pause: \(got); gap \(got.largestGap) s, smallest step \(got.smallestStep) s; \(totals); clock error \(got.worstClockError) s"
+        )
     }
 
     /// A capture side flooding frames as fast as the socket takes them: the host keeps the
