@@ -4,6 +4,9 @@ struct MediaBuilder {
     private var rtpmaps: [UInt8: SDPRTPMap] = [:]
     private var fmtps: [UInt8: [SDPFormatParameter]] = [:]
     private var hasConnection = false
+    /// `media.transport.carriesRTP`, computed once: it searches the protocol text, so asking it
+    /// for every format and every attribute line would cost line count times protocol length.
+    private let isRTP: Bool
 
     /// `m=<media> <port>[/<number of ports>] <proto> <fmt> ...` (RFC 8866 §5.14).
     init(_ line: SDPLine) throws {
@@ -29,10 +32,11 @@ struct MediaBuilder {
             throw SDPError.at(line.number, .malformedLine, "m= line has an invalid protocol \(quoted(fields[2]))")
         }
         let transport = SDPTransport(rawValue: String(fields[2]))
+        isRTP = transport.carriesRTP
         var formats: [SDPRTPFormat] = []
         var otherFormats: [String] = []
         for field in fields[3...] {
-            if transport.carriesRTP {
+            if isRTP {
                 let payloadType = try Self.payloadType(field, line: line)
                 guard !formats.contains(where: { $0.payloadType == payloadType }) else {
                     throw SDPError.at(line.number, .malformedLine, "m= line lists payload type \(payloadType) twice")
@@ -73,7 +77,6 @@ struct MediaBuilder {
     }
 
     private mutating func add(attribute: SDPAttribute, line: SDPLine) throws {
-        let isRTP = media.transport.carriesRTP
         let name = attribute.name
         if let direction = SDPDirection(rawValue: name) {
             try Self.requireNoValue(attribute, line: line)

@@ -76,7 +76,7 @@ import Testing
         let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
         // Seed 001's stamps are replaced by the capture clock: pictures a 30th of a second apart.
         let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
-        expectIntact(got, totals, firstFrameBefore: 0, lastFrameAfter: 119 - 15, clockTolerance: 0.05)
+        expectIntact(got, totals, firstFrameBefore: 0, lastFrameAfter: 119 - 15)
         let stats = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
         #expect(stats.contains("\"timestampsRepaired\""), "\(stats)")
         print("bogus timestamps: \(got); \(totals); clock error \(got.worstClockError) s")
@@ -124,7 +124,10 @@ import Testing
             #expect(got.timecodes.readable == got.timecodes.pictures, "\(viewer): \(got)")
             #expect(got.timecodes.outOfOrder == 0 && got.timecodes.repeated == 0, "\(viewer): \(got)")
             #expect(got.timecodes.missing <= totals.framesLeftOut, "\(viewer): \(got); \(totals)")
-            #expect(got.worstClockError <= 0.0025, "\(viewer): \(got); clock error \(got.worstClockError) s")
+            #expect(
+                got.worstClockError <= 0.15 && got.clockDrift <= 0.1,
+                "\(viewer): \(got); clock error \(got.worstClockError) s"
+            )
         }
         let span = { (got: Received) in Int(got.timecodes.lastFrame ?? 0) - Int(got.timecodes.firstFrame ?? 0) + 1 }
         #expect(span(carol) >= 45, "carol: \(carol)")

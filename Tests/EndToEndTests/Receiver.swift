@@ -152,10 +152,23 @@ struct Received: CustomStringConvertible {
     }
 
     /// The largest difference between the time step the receiver saw and the capture time the
-    /// timecodes advanced: the 90 kHz RTP clock carries capture time, so a few ms of rounding
-    /// at most, however late pictures were sent.
+    /// timecodes advanced. The 90 kHz RTP clock carries capture time after the clock rules (which
+    /// give a picture more than 100 ms off its stamp its arrival time), so seed 001's one-second
+    /// steps or a stuck clock show here.
     var worstClockError: Double {
         steps.map { abs($0.seconds - $0.captureSeconds) }.max() ?? .infinity
+    }
+
+    /// How far the receiver's clock ran from the capture clock over the whole stream: wrong
+    /// units or a clock that drifts show here even where each step looks plausible.
+    var clockDrift: Double {
+        guard values.count == pictureTimes.count,
+            let first = values.indices.first(where: { values[$0] != nil }),
+            let last = values.indices.last(where: { values[$0] != nil }),
+            let a = values[first], let b = values[last]
+        else { return .infinity }
+        let capture = Double(Int64(b.timeMs) - Int64(a.timeMs)) / 1000
+        return abs((pictureTimes[last] - pictureTimes[first]) - capture)
     }
 
     var description: String {
@@ -211,10 +224,11 @@ struct PublisherTotals: CustomStringConvertible {
 ///   loss on the wire shows as a difference;
 /// - the stream covers the source's frames from `firstFrameBefore` to `lastFrameAfter` (a
 ///   timecode that stops, or a stream that ends early, cannot);
-/// - the time between pictures is the capture time between them, to the few milliseconds of
-///   rounding in the timecode's milliseconds and ffmpeg's timestamps (the 90 kHz clock carries
-///   capture time: seed 001's one-second steps would show), and the median spacing per source
-///   frame is a 30th of a second;
+/// - the time between pictures is the capture time between them to within 150 ms (the clock
+///   rules give a picture that arrives over 100 ms off its stamp its arrival time, Docs/clock.md),
+///   and the two clocks end where they began to within 100 ms: the 90 kHz clock carries capture
+///   time, so seed 001's one-second steps, wrong units or drift show; and the median spacing per
+///   source frame is a 30th of a second;
 /// - every Opus packet the publisher sent was decoded.
 func expectIntact(
     _ got: Received,
@@ -223,7 +237,7 @@ func expectIntact(
     lastFrameAfter: UInt32,
     notSentBySource: Int = 0,
     receiverStartedLate: Bool = false,
-    clockTolerance: Double = 0.005,
+    clockTolerance: Double = 0.15,
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let context = "\(got); \(totals); clock error \(got.worstClockError) s"
@@ -248,6 +262,7 @@ func expectIntact(
     #expect((got.timecodes.firstFrame ?? .max) <= firstFrameBefore, "\(context)", sourceLocation: sourceLocation)
     #expect((got.timecodes.lastFrame ?? 0) >= lastFrameAfter, "\(context)", sourceLocation: sourceLocation)
     #expect(got.worstClockError <= clockTolerance, "\(context)", sourceLocation: sourceLocation)
+    #expect(got.clockDrift <= 0.1, "drift \(got.clockDrift) s: \(context)", sourceLocation: sourceLocation)
     #expect(abs(got.medianStepPerFrame * 30 - 1) < 0.05, "\(context)", sourceLocation: sourceLocation)
     #expect(
         abs(got.audioSeconds - Double(totals.audioPackets) * 0.02) <= 0.1,

@@ -34,7 +34,7 @@ private func feedGarbage(_ input: [UInt8]) {
         sequence &+= 1
         // As a whole RTP packet when it parses as one, else as a bare payload.
         let units: [H264AccessUnit]?
-        if let packet = try? RTPPacket.parse(chunk) {
+        if mayParseAsRTP(chunk), let packet = try? RTPPacket.parse(chunk) {
             units = try? depacketizer.push(packet)
         } else {
             let marker = chunk.first.map { $0 & 1 == 1 } ?? false
@@ -52,6 +52,28 @@ private func feedGarbage(_ input: [UInt8]) {
     if let unit = depacketizer.flush() {
         check(unit, limits)
     }
+}
+
+/// False only for bytes `RTPPacket.parse` must refuse: shorter than the fixed header, version
+/// not 2, or shorter than the CSRCs, extension or padding the header announces (RFC 3550 §5.1,
+/// §5.3.1). Most garbage chunks fail here, and asking the parser instead would cost a formatted
+/// error message per chunk, the larger part of this target's time. Every chunk that could parse
+/// still goes to the parser, so which chunks become packets does not change.
+private func mayParseAsRTP(_ chunk: ArraySlice<UInt8>) -> Bool {
+    guard chunk.count >= 12, let first = chunk.first, first >> 6 == 2 else { return false }
+    let start = chunk.startIndex
+    var headerLength = 12 + 4 * Int(first & 0x0F)
+    if first & 0x10 != 0 {
+        guard chunk.count >= headerLength + 4 else { return false }
+        let words = Int(chunk[start + headerLength + 2]) << 8 | Int(chunk[start + headerLength + 3])
+        headerLength += 4 + 4 * words
+    }
+    guard chunk.count >= headerLength else { return false }
+    if first & 0x20 != 0 {
+        let padding = Int(chunk[chunk.endIndex - 1])
+        return chunk.count > headerLength && padding > 0 && padding <= chunk.count - headerLength
+    }
+    return true
 }
 
 private func check(_ unit: H264AccessUnit, _ limits: H264Depacketizer.Limits) {

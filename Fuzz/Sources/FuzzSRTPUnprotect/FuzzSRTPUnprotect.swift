@@ -4,8 +4,9 @@ import SRTP
 /// libFuzzer entry for SRTP. Every input is
 ///  1. unprotected as SRTP and as SRTCP by fixed-key receiving sessions of every suite: it must
 ///     only throw (or, for a genuine packet, succeed), never crash;
-///  2. taken as a plain RTP and RTCP packet, protected by a fresh sending session and unprotected
-///     by a fresh receiving one: if protect succeeds, unprotect must return the original bytes.
+///  2. taken as a plain RTP and RTCP packet, protected by a sending session and unprotected by a
+///     receiving one that have never seen its SSRC (so libsrtp gives it a fresh stream, as a new
+///     session would): if protect succeeds, unprotect must return the original bytes.
 /// Packets sit at the very end of a page followed by an inaccessible page, so a read or write past
 /// the packet (or past the trailer room) by libsrtp faults instead of going unnoticed.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -29,10 +30,10 @@ public func fuzzSRTPUnprotect(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
 private func roundTrip(_ input: UnsafeRawBufferPointer, suite: SRTPSuite, rtcp: Bool) {
     var plain = Array(input)
     plain[0] = 0x80 | (plain[0] & 0x3F)  // version 2, as every sender writes
-    let keys = Fixture.keys(suite)
-    guard let sender = try? SRTPSession(keys: keys, direction: .outbound),
-        let receiver = try? SRTPSession(keys: keys, direction: .inbound)
-    else { fatalError("fixed-key sessions must be creatable") }
+    // The SSRC: bytes 8-11 of an RTP header, 4-7 of an RTCP one (the input has at least 12).
+    let ssrcOffset = rtcp ? 4 : 8
+    let ssrc = plain[ssrcOffset..<ssrcOffset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    let (sender, receiver) = Fixture.sessions(suite, rtcp: rtcp, newTo: ssrc)
     let room = rtcp ? sender.rtcpTrailerLength : sender.rtpTrailerLength
     let page = GuardedPage.shared
     let protected: [UInt8]
@@ -68,9 +69,49 @@ private func roundTrip(_ input: UnsafeRawBufferPointer, suite: SRTPSuite, rtcp: 
     }
 }
 
-/// Fixed keys and long-lived receiving sessions. libFuzzer calls the entry point from one thread
-/// only, which is what makes the unchecked global state safe here.
+/// Fixed keys and long-lived sessions. libFuzzer calls the entry point from one thread only, which
+/// is what makes the unchecked global state safe here.
 enum Fixture {
+    /// A sending and a receiving session for the round trips of one suite and packet kind, and the
+    /// SSRCs they have been given.
+    final class SessionPair {
+        let sender: SRTPSession
+        let receiver: SRTPSession
+        var ssrcs: Set<UInt32> = []
+
+        init(_ suite: SRTPSuite) {
+            guard let sender = try? SRTPSession(keys: keys(suite), direction: .outbound),
+                let receiver = try? SRTPSession(keys: keys(suite), direction: .inbound)
+            else { fatalError("fixed-key sessions must be creatable") }
+            self.sender = sender
+            self.receiver = receiver
+        }
+    }
+
+    struct PairKey: Hashable {
+        let suite: SRTPSuite
+        let rtcp: Bool
+    }
+
+    /// Creating a session derives its keys and makes a few dozen allocations; four new sessions
+    /// per input were half of this target's time. libsrtp keeps state per SSRC only (a stream with
+    /// its rollover counter and replay windows, cloned from the session's template on the SSRC's
+    /// first packet), so a pair is reused for SSRCs it has not seen: the packet then meets a fresh
+    /// stream, as in a new session. A repeated SSRC, or more than `streamsPerPair`, gets a new pair.
+    nonisolated(unsafe) private static var pairs: [PairKey: SessionPair] = [:]
+    private static let streamsPerPair = 64
+
+    static func sessions(_ suite: SRTPSuite, rtcp: Bool, newTo ssrc: UInt32) -> (SRTPSession, SRTPSession) {
+        let key = PairKey(suite: suite, rtcp: rtcp)
+        if let pair = pairs[key], pair.ssrcs.count < streamsPerPair, pair.ssrcs.insert(ssrc).inserted {
+            return (pair.sender, pair.receiver)
+        }
+        let pair = SessionPair(suite)
+        pair.ssrcs.insert(ssrc)
+        pairs[key] = pair
+        return (pair.sender, pair.receiver)
+    }
+
     static func keys(_ suite: SRTPSuite) -> SRTPKeyMaterial {
         guard let keys = try? SRTPKeyMaterial(suite: suite, keyAndSalt: Array(0..<UInt8(suite.keyMaterialLength)))
         else {
