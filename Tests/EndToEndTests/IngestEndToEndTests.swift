@@ -78,6 +78,30 @@ extension PublishEndToEndTests {
         return max(0, Int(lastFrame) + 1 - sent)
     }
 
+    /// ``expectIntact`` for a stream fed by `capture`: the publisher's totals, and the frames the
+    /// simulator numbered but never sent (paused, disconnected, skipped) counted as not sent.
+    static func expectIntactCapture(
+        _ got: Received,
+        _ directory: TemporaryDirectory,
+        capture: BackgroundProcess,
+        firstFrameBefore: UInt32,
+        lastFrameAfter: UInt32,
+        receiverStartedLate: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> PublisherTotals {
+        let totals = try Self.totals(directory)
+        expectIntact(
+            got,
+            totals,
+            firstFrameBefore: firstFrameBefore,
+            lastFrameAfter: lastFrameAfter,
+            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame),
+            receiverStartedLate: receiverStartedLate,
+            sourceLocation: sourceLocation
+        )
+        return totals
+    }
+
     /// The last line of `--stats-json`: totals, per-frame timings, peak memory.
     static func finalStatistics(_ directory: TemporaryDirectory) throws -> [String: Any] {
         let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
@@ -105,13 +129,12 @@ extension PublishEndToEndTests {
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
         // 7 s of capture (frames 0…209), sent from 1.5 s on: what a busy machine cannot change.
-        let totals = try Self.totals(directory)
-        expectIntact(
+        let totals = try Self.expectIntactCapture(
             got,
-            totals,
+            directory,
+            capture: capture,
             firstFrameBefore: 60,
-            lastFrameAfter: 194,
-            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame)
+            lastFrameAfter: 194
         )
         // The mixer emits a frame per 20 ms of the capture timeline, late input or not.
         #expect(got.audioSeconds >= 4.5, "\(got); \(totals)")
@@ -150,13 +173,7 @@ extension PublishEndToEndTests {
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
         // Stamped a second apart: the clock rules put arrival time in their place, so steps
         // follow the capture time within the arrival jitter, not to the millisecond.
-        expectIntact(
-            got,
-            try Self.totals(directory),
-            firstFrameBefore: 60,
-            lastFrameAfter: 164,
-            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame)
-        )
+        _ = try Self.expectIntactCapture(got, directory, capture: capture, firstFrameBefore: 60, lastFrameAfter: 164)
         let totals = try #require(try Self.finalStatistics(directory)["totals"] as? [String: Any])
         #expect((totals["timestampsRepaired"] as? Int ?? 0) > 100, "\(totals)")
         print("ingest bogus timestamps: \(got); clock error \(got.worstClockError) s")
@@ -187,15 +204,14 @@ extension PublishEndToEndTests {
         // Decoding went on after the reconnect: pictures from both sides of a gap of about the
         // reconnect delay, in order, in one ffmpeg run.
         // Frames 0…239; the half second between the two connections was never sent.
-        let totals = try Self.totals(directory)
-        expectIntact(
+        // The player is opened once the first (broken) client made the stream; without a start
+        // delay the good client's first pictures may reach it before it listens.
+        let totals = try Self.expectIntactCapture(
             got,
-            totals,
+            directory,
+            capture: capture,
             firstFrameBefore: 45,
             lastFrameAfter: 224,
-            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame),
-            // The player is opened once the first (broken) client made the stream; without a
-            // start delay the good client's first pictures may reach it before it listens.
             receiverStartedLate: true
         )
         #expect(got.largestGap > 0.3 && got.largestGap < 2.5, "gap \(got.largestGap) s: \(got)")
@@ -225,13 +241,12 @@ extension PublishEndToEndTests {
         #expect(abs(got.largestGap - 2) < 0.3, "the pause lasted 2 s: gap \(got.largestGap) s, \(got)")
         #expect(got.smallestStep > 0.02, "a burst: two pictures \(got.smallestStep) s apart, \(got)")
         // Frames 0…239, those of the 2 s pause never sent.
-        let totals = try Self.totals(directory)
-        expectIntact(
+        let totals = try Self.expectIntactCapture(
             got,
-            totals,
+            directory,
+            capture: capture,
             firstFrameBefore: 45,
-            lastFrameAfter: 224,
-            notSentBySource: Self.notSentBySimulator(capture, lastFrame: got.timecodes.lastFrame)
+            lastFrameAfter: 224
         )
         #expect(publish.output.contains("capture paused") && publish.output.contains("capture resumed"))
         print(

@@ -100,13 +100,18 @@ enum Fixture {
     /// stream, as in a new session. A repeated SSRC, or more than `streamsPerPair`, gets a new pair.
     nonisolated(unsafe) private static var pairs: [PairKey: SessionPair] = [:]
     private static let streamsPerPair = 64
+    nonisolated(unsafe) static var created = 0
+    nonisolated(unsafe) static var calls = 0
 
     static func sessions(_ suite: SRTPSuite, rtcp: Bool, newTo ssrc: UInt32) -> (SRTPSession, SRTPSession) {
         let key = PairKey(suite: suite, rtcp: rtcp)
+        calls += 1
         if let pair = pairs[key], pair.ssrcs.count < streamsPerPair, pair.ssrcs.insert(ssrc).inserted {
             return (pair.sender, pair.receiver)
         }
         let pair = SessionPair(suite)
+        created += 1
+        if created % 4096 == 0 { print("pairs created: \(created) calls: \(calls)") }
         pair.ssrcs.insert(ssrc)
         pairs[key] = pair
         return (pair.sender, pair.receiver)
