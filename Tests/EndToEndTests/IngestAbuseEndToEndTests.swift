@@ -25,6 +25,26 @@ extension PublishEndToEndTests {
         return IngestVideo(frame: frame, timestamp: IngestTimestamp(value: value, timescale: 30))
     }
 
+    /// Connects as a capture client, retrying `busy` for a few seconds as the reference client
+    /// does: the host frees the slot once the previous session has finished closing.
+    static func connectRetryingBusy(_ address: IngestAddress, name: String) async throws -> IngestClient {
+        let hello = IngestHello(role: .capture, capabilities: .all, name: name)
+        for _ in 0..<200 {
+            let attempt: Result<IngestClient, IngestError>
+            do {
+                attempt = .success(try await IngestClient.connect(to: address, hello: hello))
+            } catch {
+                attempt = .failure(error)
+            }
+            switch attempt {
+            case .success(let client): return client
+            case .failure(let error) where error.endReason == .busy: try await Task.sleep(for: .milliseconds(50))
+            case .failure(let error): throw error
+            }
+        }
+        throw InteropFailure("\(address) stayed busy for 10 s")
+    }
+
     /// One publisher, one abusive session per shape (each refused by name), then a healthy
     /// client that streams: no picture a capture client sends ends the process.
     @Test func picturesTooSmallToStreamEndOnlyTheirSessions() async throws {
@@ -38,10 +58,7 @@ extension PublishEndToEndTests {
             (4096, 16, " (it would stream as 1280x6)"), (16, 4096, " (it would stream as 6x1280)"),
         ]
         for (width, height, fitted) in shapes {
-            let abuser = try await IngestClient.connect(
-                to: address,
-                hello: IngestHello(role: .capture, capabilities: .all, name: "abuser")
-            )
+            let abuser = try await Self.connectRetryingBusy(address, name: "abuser")
             try await abuser.send(.video(try Self.picture(width: width, height: height, value: 0)))
             let end = try #require(await abuser.waitForEnd(timeout: .seconds(10)), "\(publish.output)")
             let expected = "a \(width)x\(height) picture is under the smallest stream picture of 16x16\(fitted)"

@@ -4,9 +4,13 @@ import SRTP
 /// libFuzzer entry for SRTP. Every input is
 ///  1. unprotected as SRTP and as SRTCP by fixed-key receiving sessions of every suite: it must
 ///     only throw (or, for a genuine packet, succeed), never crash;
-///  2. taken as a plain RTP and RTCP packet, protected by a sending session and unprotected by a
-///     receiving one that have never seen its SSRC (so libsrtp gives it a fresh stream, as a new
-///     session would): if protect succeeds, unprotect must return the original bytes.
+///  2. taken as a plain RTP and RTCP packet, protected by a fresh sending session and unprotected
+///     by a fresh receiving one: if protect succeeds, unprotect must return the original bytes.
+///     The RTP and the RTCP round trip of one input share the two sessions: libsrtp keeps a
+///     stream's RTP and RTCP state apart (index, rollover counter, replay windows), so the RTCP
+///     packet meets the state a new session would give it, and each input creates two sessions,
+///     not four. (Sessions are not kept across inputs: every input frees what it allocates, which
+///     keeps libFuzzer's per-input leak check on.)
 /// Packets sit at the very end of a page followed by an inaccessible page, so a read or write past
 /// the packet (or past the trailer room) by libsrtp faults instead of going unnoticed.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,108 +26,68 @@ public func fuzzSRTPUnprotect(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
     }
     guard input.count >= 12 else { return 0 }
     let suite = SRTPSuite.allCases[Int(input[1]) % SRTPSuite.allCases.count]
-    roundTrip(input, suite: suite, rtcp: false)
-    roundTrip(input, suite: suite, rtcp: true)
+    guard let sender = try? SRTPSession(keys: Fixture.keys(suite), direction: .outbound),
+        let receiver = try? SRTPSession(keys: Fixture.keys(suite), direction: .inbound)
+    else { fatalError("fixed-key sessions must be creatable") }
+    roundTrip(input, sender: sender, receiver: receiver, rtcp: false)
+    roundTrip(input, sender: sender, receiver: receiver, rtcp: true)
     return 0
 }
 
-private func roundTrip(_ input: UnsafeRawBufferPointer, suite: SRTPSuite, rtcp: Bool) {
+private func roundTrip(_ input: UnsafeRawBufferPointer, sender: SRTPSession, receiver: SRTPSession, rtcp: Bool) {
     var plain = Array(input)
     plain[0] = 0x80 | (plain[0] & 0x3F)  // version 2, as every sender writes
-    // The SSRC: bytes 8-11 of an RTP header, 4-7 of an RTCP one (the input has at least 12).
-    let ssrcOffset = rtcp ? 4 : 8
-    let ssrc = plain[ssrcOffset..<ssrcOffset + 4].reduce(0) { $0 << 8 | UInt32($1) }
-    let (sender, receiver) = Fixture.sessions(suite, rtcp: rtcp, newTo: ssrc)
     let room = rtcp ? sender.rtcpTrailerLength : sender.rtpTrailerLength
-    let page = GuardedPage.shared
-    let protected: [UInt8]
-    do {
-        protected = try plain.withUnsafeBytes { bytes in
-            try page.withPacket(bytes, room: room) { buffer in
-                let length =
+    plain.withUnsafeBytes { bytes in
+        // The protected packet fills the whole buffer, so it too ends at the guard page, and it
+        // is unprotected in place, where a received packet would sit.
+        _ = try? GuardedPage.shared.withPacket(bytes, room: room) { buffer in
+            let length: Int
+            do {
+                length =
                     try rtcp
                     ? sender.protectRTCP(buffer: buffer, length: bytes.count)
                     : sender.protect(buffer: buffer, length: bytes.count)
-                guard length == bytes.count + room else {
-                    fatalError("protect returned \(length) for \(bytes.count) + \(room)")
-                }
-                return Array(UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+            } catch {
+                return  // libsrtp refused the header (for example a CSRC count longer than the packet).
             }
-        }
-    } catch {
-        return  // libsrtp refused the header (for example a CSRC count longer than the packet).
-    }
-    do {
-        let restored = try protected.withUnsafeBytes { bytes in
-            try page.withPacket(bytes, room: 0) { buffer in
-                let length =
+            guard length == bytes.count + room else {
+                fatalError("protect returned \(length) for \(bytes.count) + \(room)")
+            }
+            let restored: Int
+            do {
+                restored =
                     try rtcp
-                    ? receiver.unprotectRTCP(buffer: buffer, length: bytes.count)
-                    : receiver.unprotect(buffer: buffer, length: bytes.count)
-                return Array(UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+                    ? receiver.unprotectRTCP(buffer: buffer, length: length)
+                    : receiver.unprotect(buffer: buffer, length: length)
+            } catch {
+                fatalError("unprotect of our own protected packet failed: \(error) (\(sender.suite), rtcp: \(rtcp))")
+            }
+            guard UnsafeRawBufferPointer(rebasing: buffer[..<restored]).elementsEqual(bytes) else {
+                fatalError("unprotect(protect(x)) != x (\(sender.suite), rtcp: \(rtcp))")
             }
         }
-        guard restored == plain else { fatalError("unprotect(protect(x)) != x (\(suite), rtcp: \(rtcp))") }
-    } catch {
-        fatalError("unprotect of our own protected packet failed: \(error) (\(suite), rtcp: \(rtcp))")
     }
 }
 
-/// Fixed keys and long-lived sessions. libFuzzer calls the entry point from one thread only, which
-/// is what makes the unchecked global state safe here.
+/// Fixed keys and long-lived receiving sessions. libFuzzer calls the entry point from one thread
+/// only, which is what makes the unchecked global state safe here.
 enum Fixture {
-    /// A sending and a receiving session for the round trips of one suite and packet kind, and the
-    /// SSRCs they have been given.
-    final class SessionPair {
-        let sender: SRTPSession
-        let receiver: SRTPSession
-        var ssrcs: Set<UInt32> = []
-
-        init(_ suite: SRTPSuite) {
-            guard let sender = try? SRTPSession(keys: keys(suite), direction: .outbound),
-                let receiver = try? SRTPSession(keys: keys(suite), direction: .inbound)
-            else { fatalError("fixed-key sessions must be creatable") }
-            self.sender = sender
-            self.receiver = receiver
-        }
-    }
-
-    struct PairKey: Hashable {
-        let suite: SRTPSuite
-        let rtcp: Bool
-    }
-
-    /// Creating a session derives its keys and makes a few dozen allocations; four new sessions
-    /// per input were half of this target's time. libsrtp keeps state per SSRC only (a stream with
-    /// its rollover counter and replay windows, cloned from the session's template on the SSRC's
-    /// first packet), so a pair is reused for SSRCs it has not seen: the packet then meets a fresh
-    /// stream, as in a new session. A repeated SSRC, or more than `streamsPerPair`, gets a new pair.
-    nonisolated(unsafe) private static var pairs: [PairKey: SessionPair] = [:]
-    private static let streamsPerPair = 64
-    nonisolated(unsafe) static var created = 0
-    nonisolated(unsafe) static var calls = 0
-
-    static func sessions(_ suite: SRTPSuite, rtcp: Bool, newTo ssrc: UInt32) -> (SRTPSession, SRTPSession) {
-        let key = PairKey(suite: suite, rtcp: rtcp)
-        calls += 1
-        if let pair = pairs[key], pair.ssrcs.count < streamsPerPair, pair.ssrcs.insert(ssrc).inserted {
-            return (pair.sender, pair.receiver)
-        }
-        let pair = SessionPair(suite)
-        created += 1
-        if created % 4096 == 0 { print("pairs created: \(created) calls: \(calls)") }
-        pair.ssrcs.insert(ssrc)
-        pairs[key] = pair
-        return (pair.sender, pair.receiver)
-    }
-
     static func keys(_ suite: SRTPSuite) -> SRTPKeyMaterial {
-        guard let keys = try? SRTPKeyMaterial(suite: suite, keyAndSalt: Array(0..<UInt8(suite.keyMaterialLength)))
-        else {
-            fatalError("fixed key material has the suite's length")
-        }
+        guard let keys = material[suite] else { fatalError("every suite has fixed key material") }
         return keys
     }
+
+    private static let material: [SRTPSuite: SRTPKeyMaterial] = Dictionary(
+        uniqueKeysWithValues: SRTPSuite.allCases.map { suite in
+            guard
+                let keys = try? SRTPKeyMaterial(suite: suite, keyAndSalt: Array(0..<UInt8(suite.keyMaterialLength)))
+            else {
+                fatalError("fixed key material has the suite's length")
+            }
+            return (suite, keys)
+        }
+    )
 
     nonisolated(unsafe) static let receivers: [SRTPSession] = SRTPSuite.allCases.map { suite in
         guard let session = try? SRTPSession(keys: keys(suite), direction: .inbound) else {
