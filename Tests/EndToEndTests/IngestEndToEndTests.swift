@@ -239,7 +239,6 @@ extension PublishEndToEndTests {
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
         #expect(abs(got.largestGap - 2) < 0.3, "the pause lasted 2 s: gap \(got.largestGap) s, \(got)")
-        #expect(got.smallestStep > 0.02, "a burst: two pictures \(got.smallestStep) s apart, \(got)")
         // Frames 0…239, those of the 2 s pause never sent.
         let totals = try Self.expectIntactCapture(
             got,
@@ -248,6 +247,11 @@ extension PublishEndToEndTests {
             firstFrameBefore: 45,
             lastFrameAfter: 224
         )
+        // No burst after the resume: pictures keep their capture spacing. A step under 20 ms
+        // can only come from a late picture whose stamp the clock rules replaced with its
+        // arrival (a busy machine), and each of those is counted.
+        let short = got.stepsShorter(than: 0.02)
+        #expect(short <= totals.timestampsRepaired, "\(short) steps under 20 ms: \(got); \(totals)")
         #expect(publish.output.contains("capture paused") && publish.output.contains("capture resumed"))
         print(
             "ingest pause: \(got); gap \(got.largestGap) s, smallest step \(got.smallestStep) s; \(totals); clock error \(got.worstClockError) s"
@@ -270,7 +274,9 @@ extension PublishEndToEndTests {
         let out = totals["framesOut"] as? Int ?? 0
         let dropped = (totals["framesDropped"] as? Int ?? 0) + (totals["framesOverRate"] as? Int ?? 0)
         let peakMiB = Double(final["peakRSSKiB"] as? Int ?? 0) / 1024
-        #expect(sent > 300, "the simulator flooded: \(capture.output)")
+        // The simulator's rate depends on the CPU it gets; it flooded when it sent more than
+        // the 30 fps stream could take.
+        #expect(sent > 7 * 30 + 10, "the simulator flooded: \(capture.output)")
         #expect(out <= 7 * 30 + 5, "the stream stayed at 30 fps: \(totals)")
         #expect(dropped >= sent - out - 10, "what was not encoded was dropped and counted: \(totals)")
         // Four 2.5 MB pictures in flight at most (two queued in the server, one in the mailbox,

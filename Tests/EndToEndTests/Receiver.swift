@@ -127,6 +127,9 @@ struct Received: CustomStringConvertible {
         return steps.isEmpty ? 0 : steps[steps.count / 2]
     }
     var smallestStep: Double { zip(pictureTimes, pictureTimes.dropFirst()).map { $1 - $0 }.min() ?? 0 }
+    func stepsShorter(than seconds: Double) -> Int {
+        zip(pictureTimes, pictureTimes.dropFirst()).filter { $1 - $0 < seconds }.count
+    }
 
     /// Consecutive pictures as (time step the receiver saw, frames the timecode advanced, capture
     /// time the timecode advanced): what the clock checks compare. Empty unless every decoded
@@ -187,6 +190,8 @@ struct PublisherTotals: CustomStringConvertible {
     var audioChunksDropped = 0
     var appAudioFramesDropped = 0
     var micAudioFramesDropped = 0
+    /// Capture stamps the clock rules replaced (late, bogus, out of order).
+    var timestampsRepaired = 0
 
     init(statsFile path: String) throws {
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -201,6 +206,7 @@ struct PublisherTotals: CustomStringConvertible {
         audioChunksDropped = totals["audioChunksDropped"] as? Int ?? 0
         appAudioFramesDropped = totals["appAudioFramesDropped"] as? Int ?? 0
         micAudioFramesDropped = totals["micAudioFramesDropped"] as? Int ?? 0
+        timestampsRepaired = totals["timestampsRepaired"] as? Int ?? 0
     }
 
     /// Source pictures the publisher did not send, each counted (late, or over the frame rate).
@@ -209,7 +215,7 @@ struct PublisherTotals: CustomStringConvertible {
     var description: String {
         "publisher sent \(framesOut) pictures, left out \(framesDropped) late + \(framesOverRate) over rate; "
             + "\(audioPackets) audio packets, \(audioChunksDropped) capture audio chunks dropped, mixer dropped "
-            + "\(appAudioFramesDropped) app and \(micAudioFramesDropped) mic frames"
+            + "\(appAudioFramesDropped) app and \(micAudioFramesDropped) mic frames; \(timestampsRepaired) stamps repaired"
     }
 }
 
