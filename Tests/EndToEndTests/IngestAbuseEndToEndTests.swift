@@ -132,4 +132,31 @@ extension PublishEndToEndTests {
         #expect(ssrcs(firstSDP) == ssrcs(secondSDP))
         print("re-open: \(runs)")
     }
+
+    /// Within one session the size follows the pictures (a phone turned), but at most once a
+    /// second: a client that flips its size every frame cannot force an IDR per frame.
+    @Test func withinASessionTheSizeFollowsAtMostOnceASecond() async throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let publish = try Self.ingestPublisher(directory, port: Int(ports[0]), seconds: 6)
+        try Self.waitForSocket(publish, directory)
+        let client = try await Self.connectRetryingBusy(.unix(path: directory.path + "/in.sock"), name: "flipper")
+        let portrait = try Self.picture(width: 480, height: 640, value: 0)
+        let landscape = try Self.picture(width: 640, height: 480, value: 0)
+        let start = ContinuousClock.now
+        var frame: Int64 = 0
+        // 1 s portrait, then 2.5 s flipping every frame, 30 frames a second.
+        while ContinuousClock.now - start < .milliseconds(3_500) {
+            var picture = frame < 30 || frame % 2 == 0 ? portrait : landscape
+            picture.timestamp = IngestTimestamp(value: frame, timescale: 30)
+            try await client.send(.video(picture))
+            frame += 1
+            try await Task.sleep(until: start + .milliseconds(Int(frame) * 1000 / 30))
+        }
+        await client.finish()
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        let reopens = publish.output.components(separatedBy: "re-opened at").count - 1
+        // 2.5 s of flipping after the first open: at most one re-open a second.
+        #expect(reopens >= 1 && reopens <= 3, "\(reopens) re-opens:\n\(publish.output)")
+    }
 }
