@@ -39,6 +39,8 @@ let package = Package(
         // Nettle: the AES-CTR and HMAC-SHA1 that libsrtp2's AES-CM suites run on here.
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module links it).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
 
