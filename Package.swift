@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SDP", targets: ["SDP"]),
+        .library(name: "DTLS", targets: ["DTLS"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -58,6 +59,9 @@ let package = Package(
         .target(name: "SRTP", dependencies: ["CSRTP", "CNettle"]),
         // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
         .target(name: "SDP"),
+        // DTLS-SRTP (RFC 5763, 5764) through OpenSSL on datagrams in and out, no sockets: the
+        // certificate and its fingerprint, the handshake, the SRTP keys for SRTP's sessions.
+        .target(name: "DTLS", dependencies: ["COpenSSL", "SRTP"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -228,6 +232,8 @@ let package = Package(
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "Ingest", "TestSupport"]
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
+        // DTLS against itself in memory and against the openssl CLI over loopback UDP.
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
         .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
