@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SDP", targets: ["SDP"]),
+        .library(name: "DTLS", targets: ["DTLS"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -39,6 +40,8 @@ let package = Package(
         // Nettle: the AES-CTR and HMAC-SHA1 that libsrtp2's AES-CM suites run on here.
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module links it).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
 
@@ -56,6 +59,9 @@ let package = Package(
         .target(name: "SRTP", dependencies: ["CSRTP", "CNettle"]),
         // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
         .target(name: "SDP"),
+        // DTLS-SRTP (RFC 5763, 5764) through OpenSSL on datagrams in and out, no sockets: the
+        // certificate and its fingerprint, the handshake, the SRTP keys for SRTP's sessions.
+        .target(name: "DTLS", dependencies: ["COpenSSL", "SRTP"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -226,6 +232,8 @@ let package = Package(
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "Ingest", "TestSupport"]
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
+        // DTLS against itself in memory and against the openssl CLI over loopback UDP.
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
         .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),

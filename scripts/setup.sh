@@ -9,12 +9,14 @@ PACKAGES=(
   libx264-dev      # H.264 encoder (GPL-2.0-or-later)
   libopus-dev      # Opus encoder/decoder
   libsrtp2-dev     # SRTP / SRTCP
+  libssl-dev       # OpenSSL 3: DTLS 1.2 with use_srtp and the key exporter for DTLS-SRTP (WebRTC)
   nettle-dev       # AES-CTR and HMAC-SHA1 for libsrtp2 (Debian builds it on NSS, five times slower)
   libyuv-dev       # pixel-format conversion and scaling
   libspeexdsp-dev  # audio resampling
   ffmpeg           # the real receiver the tests decode our output with
   python3-cryptography  # the independent RFC 3711 reference the SRTP tests cross-check libsrtp with
   python3          # runs that reference
+  openssl          # the openssl CLI: the real DTLS peer of the DTLS tests (s_server, s_client)
   gstreamer1.0-tools         # gst-launch-1.0: the real RTCP feedback peer (NACK, PLI, RR)
   gstreamer1.0-plugins-base  # its basic elements
   gstreamer1.0-plugins-good  # rtpbin, rtph264depay, udpsrc/udpsink

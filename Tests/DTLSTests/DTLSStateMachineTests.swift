@@ -1,0 +1,60 @@
+import Testing
+
+@testable import DTLS
+
+@Suite("DTLS state machine")
+struct DTLSStateMachineTests {
+    static let error = DTLSError(.handshakeTimeout, "test")
+
+    enum Step: Sendable {
+        case start, connect, fail, close
+    }
+
+    /// Applies `step`; returns whether the transition applied.
+    static func apply(_ step: Step, to machine: inout DTLSStateMachine) -> Bool {
+        switch step {
+        case .start: return machine.startHandshake()
+        case .connect: return machine.connect(.aeadAES128GCM)
+        case .fail: return machine.fail(error)
+        case .close: return machine.close()
+        }
+    }
+
+    /// From each state, each step: applied or not, and the state after. Final states stay final.
+    static let transitions: [([Step], Step, Bool, DTLSState)] = [
+        ([Step](), Step.start, true, DTLSState.handshaking),
+        ([], .connect, false, .new),
+        ([], .fail, true, .failed(error)),
+        ([], .close, true, .closed),
+        ([.start], .start, false, .handshaking),
+        ([.start], .connect, true, .connected(.aeadAES128GCM)),
+        ([.start], .fail, true, .failed(error)),
+        ([.start], .close, true, .closed),
+        ([.start, .connect], .connect, false, .connected(.aeadAES128GCM)),
+        ([.start, .connect], .start, false, .connected(.aeadAES128GCM)),
+        ([.start, .connect], .fail, true, .failed(error)),
+        ([.start, .connect], .close, true, .closed),
+        ([.start, .fail], .start, false, .failed(error)),
+        ([.start, .fail], .connect, false, .failed(error)),
+        ([.start, .fail], .fail, false, .failed(error)),
+        ([.start, .fail], .close, false, .failed(error)),
+        ([.close], .start, false, .closed),
+        ([.close], .fail, false, .closed),
+        ([.close], .close, false, .closed),
+    ]
+
+    @Test("transitions", arguments: transitions)
+    func transition(history: [Step], step: Step, applies: Bool, after: DTLSState) {
+        var machine = DTLSStateMachine()
+        for earlier in history { _ = Self.apply(earlier, to: &machine) }
+        let applied = Self.apply(step, to: &machine)
+        #expect(applied == applies)
+        #expect(machine.state == after)
+        let running: Bool
+        switch after {
+        case .handshaking, .connected: running = true
+        default: running = false
+        }
+        #expect(machine.isRunning == running)
+    }
+}
