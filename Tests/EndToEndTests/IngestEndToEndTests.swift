@@ -52,16 +52,20 @@ extension PublishEndToEndTests {
 
     /// The stream's SDP appears with the first captured picture; a player opened then decodes
     /// from the first IDR (`--start-delay` holds the first packet back for it).
+    /// Returns once the player listens on `port` (its video port), so what follows is received.
     static func receiverOnceDescribed(
         _ publish: BackgroundProcess,
         _ directory: TemporaryDirectory,
-        name: String
+        name: String,
+        port: Int
     ) throws -> Receiver {
         let sdp = directory.path + "/alice_sub.sdp"
         try publish.waitUntil(deadlineSeconds: 20, "alice_sub.sdp written") {
             FileManager.default.fileExists(atPath: sdp)
         }
-        return try Receiver(sdp: sdp, width: phoneWidth, height: phoneHeight, directory: directory, name: name)
+        let receiver = try Receiver(sdp: sdp, width: phoneWidth, height: phoneHeight, directory: directory, name: name)
+        try publish.waitUntil(deadlineSeconds: 20, "the player listens on UDP \(port)") { udpPortIsBound(port) }
+        return receiver
     }
 
     static func totals(_ directory: TemporaryDirectory) throws -> PublisherTotals {
@@ -123,7 +127,7 @@ extension PublishEndToEndTests {
         )
         try Self.waitForSocket(publish, directory)
         let capture = try Self.captureSimulator(directory, ["--duration", "7", "--rotation", "90"])
-        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "phone")
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "phone", port: Int(ports[0]))
         #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
@@ -166,17 +170,25 @@ extension PublishEndToEndTests {
         )
         try Self.waitForSocket(publish, directory)
         let capture = try Self.captureSimulator(directory, ["--duration", "6", "--bogus-timestamps", "--audio", "app"])
-        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "bogus")
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "bogus", port: Int(ports[0]))
         #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.phoneWidth, height: Self.phoneHeight, sourceWidth: 886)
         // Stamped a second apart: the clock rules put arrival time in their place, so steps
         // follow the capture time within the arrival jitter, not to the millisecond.
-        _ = try Self.expectIntactCapture(got, directory, capture: capture, firstFrameBefore: 60, lastFrameAfter: 164)
-        let totals = try #require(try Self.finalStatistics(directory)["totals"] as? [String: Any])
-        #expect((totals["timestampsRepaired"] as? Int ?? 0) > 100, "\(totals)")
-        print("ingest bogus timestamps: \(got); clock error \(got.worstClockError) s")
+        let totals = try Self.expectIntactCapture(
+            got,
+            directory,
+            capture: capture,
+            firstFrameBefore: 60,
+            lastFrameAfter: 164
+        )
+        // Such stamps never earn trust: every picture sent had its stamp replaced (all but the
+        // few the rules may still call acquiring). On a busy machine fewer pictures get through,
+        // and fewer are repaired; the two move together.
+        #expect(totals.timestampsRepaired >= totals.framesOut - 10, "\(totals)")
+        print("ingest bogus timestamps: \(got); \(totals); clock error \(got.worstClockError) s")
     }
 
     /// A capture client that sends garbage is ended with its reason; the next one, which drops
@@ -190,7 +202,7 @@ extension PublishEndToEndTests {
         let broken = try Self.captureSimulator(directory, ["--duration", "5", "--garbage"], name: "broken")
         #expect(broken.waitForExit(deadlineSeconds: 20), "\(broken.output)")
         #expect(broken.output.contains("malformed-message"), "\(broken.output)")
-        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "reconnect")
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "reconnect", port: Int(ports[0]))
         let capture = try Self.captureSimulator(
             directory,
             ["--duration", "8", "--disconnect-at", "4", "--reconnect-delay", "0.5"]
@@ -204,15 +216,14 @@ extension PublishEndToEndTests {
         // Decoding went on after the reconnect: pictures from both sides of a gap of about the
         // reconnect delay, in order, in one ffmpeg run.
         // Frames 0…239; the half second between the two connections was never sent.
-        // The player is opened once the first (broken) client made the stream; without a start
-        // delay the good client's first pictures may reach it before it listens.
+        // The player listened before the good client began; only the broken client's one picture
+        // went out before it did.
         let totals = try Self.expectIntactCapture(
             got,
             directory,
             capture: capture,
             firstFrameBefore: 45,
-            lastFrameAfter: 224,
-            receiverStartedLate: true
+            lastFrameAfter: 224
         )
         #expect(got.largestGap > 0.3 && got.largestGap < 2.5, "gap \(got.largestGap) s: \(got)")
         print(
@@ -233,7 +244,7 @@ extension PublishEndToEndTests {
         )
         try Self.waitForSocket(publish, directory)
         let capture = try Self.captureSimulator(directory, ["--duration", "8", "--pause-at", "3", "--resume-at", "5"])
-        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "pause")
+        let receiver = try Self.receiverOnceDescribed(publish, directory, name: "pause", port: Int(ports[0]))
         #expect(capture.waitForExit(deadlineSeconds: 30) && capture.exitStatus == 0, "\(capture.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
