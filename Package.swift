@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SDP", targets: ["SDP"]),
+        .library(name: "JSEP", targets: ["JSEP"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -56,6 +57,10 @@ let package = Package(
         .target(name: "SRTP", dependencies: ["CSRTP", "CNettle"]),
         // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
         .target(name: "SDP"),
+        // WebRTC offer/answer (JSEP, RFC 8829) for a sendonly publisher: reads a subscriber's
+        // offer (ICE, DTLS fingerprint and setup, BUNDLE, candidates, extmap) and writes our
+        // answer. Pure values: no sockets, no ICE or DTLS code. Depends on SDP only.
+        .target(name: "JSEP", dependencies: ["SDP"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -227,6 +232,7 @@ let package = Package(
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
+        .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
         .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
