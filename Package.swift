@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "DTLS", targets: ["DTLS"]),
+        .library(name: "JSEP", targets: ["JSEP"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -62,6 +63,10 @@ let package = Package(
         // DTLS-SRTP (RFC 5763, 5764) through OpenSSL on datagrams in and out, no sockets: the
         // certificate and its fingerprint, the handshake, the SRTP keys for SRTP's sessions.
         .target(name: "DTLS", dependencies: ["COpenSSL", "SRTP"]),
+        // WebRTC offer/answer (JSEP, RFC 8829) for a sendonly publisher: reads a subscriber's
+        // offer (ICE, DTLS fingerprint and setup, BUNDLE, candidates, extmap) and writes our
+        // answer. Pure values: no sockets, no ICE or DTLS code. Depends on SDP only.
+        .target(name: "JSEP", dependencies: ["SDP"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -235,6 +240,7 @@ let package = Package(
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
+        .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
         .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.

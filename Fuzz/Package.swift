@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
-// depacketizer, SDP, SRTP unprotect, and the capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
+// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, SRTP unprotect, and the
+// capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
 
@@ -16,6 +17,10 @@ let package = Package(
         .executableTarget(name: "FuzzRTX", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzH264Depacketizer", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzSDP", dependencies: [.product(name: "SDP", package: root)]),
+        .executableTarget(
+            name: "FuzzJSEP",
+            dependencies: [.product(name: "JSEP", package: root), .product(name: "SDP", package: root)]
+        ),
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
     ],

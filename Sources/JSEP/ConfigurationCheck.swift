@@ -1,0 +1,52 @@
+/// Checks our own inputs before they meet an offer, so an unusable configuration is reported
+/// as ours (`invalidConfiguration`) and never blamed on a subscriber.
+enum ConfigurationCheck {
+    static func validate(_ configuration: WebRTCAnswer.Configuration) throws {
+        guard configuration.video != nil || configuration.audio != nil else {
+            throw invalid("the configuration sends neither video nor audio")
+        }
+        guard configuration.fingerprint.hashFunction == .sha256 else {
+            throw invalid("our fingerprint must be sha-256, the hash every WebRTC peer checks (RFC 8827 section 6.5)")
+        }
+        guard configuration.setup == .active || configuration.setup == .passive else {
+            throw invalid("our setup must be active or passive, not \(configuration.setup.rawValue)")
+        }
+        // RFC 3550 §6.5.1 caps an SDES item at 255 bytes; RFC 5576 `a=ssrc` values are text.
+        guard (1...255).contains(configuration.cname.utf8.count), Token.isVisible(configuration.cname) else {
+            throw invalid("the cname must be 1 to 255 visible ASCII characters")
+        }
+        var ids = [configuration.streamID]
+        var ssrcs: [UInt32] = []
+        if let video = configuration.video {
+            ids.append(video.trackID)
+            ssrcs.append(video.ssrc)
+            if let rtx = video.retransmissionSSRC { ssrcs.append(rtx) }
+        }
+        if let audio = configuration.audio {
+            ids.append(audio.trackID)
+            ssrcs.append(audio.ssrc)
+        }
+        // RFC 8830 §2: msid-id = 1*64token-char.
+        for id in ids where !(Token.isToken(id) && id.utf8.count <= 64) {
+            throw invalid("msid id \(Excerpt.quoted(id)) is not 1 to 64 token characters (RFC 8830 section 2)")
+        }
+        guard Set(ids.dropFirst()).count == ids.count - 1 else {
+            throw invalid("the video and audio track ids must differ")
+        }
+        guard Set(ssrcs).count == ssrcs.count else {
+            throw invalid("our SSRCs must all differ (RFC 3550 section 8)")
+        }
+        for candidate in configuration.candidates {
+            // What we write must read back as the same candidate.
+            guard (try? ICECandidate(attributeValue: candidate.attributeValue)) == candidate else {
+                throw invalid(
+                    "our candidate \(Excerpt.quoted(candidate.attributeValue)) does not follow RFC 8839 section 5.1"
+                )
+            }
+        }
+    }
+
+    private static func invalid(_ reason: String) -> JSEPError {
+        JSEPError(code: .invalidConfiguration, reason: reason)
+    }
+}
