@@ -285,9 +285,10 @@ extension PublishEndToEndTests {
         let out = totals["framesOut"] as? Int ?? 0
         let dropped = (totals["framesDropped"] as? Int ?? 0) + (totals["framesOverRate"] as? Int ?? 0)
         let peakMiB = Double(final["peakRSSKiB"] as? Int ?? 0) / 1024
-        // The simulator's rate depends on the CPU it gets; it flooded when it sent more than
-        // the 30 fps stream could take.
-        #expect(sent > 7 * 30 + 10, "the simulator flooded: \(capture.output)")
+        // The simulator's rate depends on the CPU it gets (about 450 pictures in 7 s beside one
+        // busy core, 150 on a machine loaded five times over): it flooded when the host got more
+        // than it encoded, so that the rest had to be dropped.
+        #expect(sent > out, "the simulator flooded: \(capture.output); \(totals)")
         #expect(out <= 7 * 30 + 5, "the stream stayed at 30 fps: \(totals)")
         #expect(dropped >= sent - out - 10, "what was not encoded was dropped and counted: \(totals)")
         // Four 2.5 MB pictures in flight at most (two queued in the server, one in the mailbox,
