@@ -27,8 +27,8 @@ import Synchronization
 /// that GLib thread, in order: they must not block (no waiting for I/O, locks held long, or this
 /// agent's `stop()`), or every timer and check of the agent stalls with them; hand work on.
 /// They may call this agent's methods (the call then runs inline). The bytes given to the
-/// receive handler are valid only during the call. `stop()` must not race `send` on another
-/// thread's view of a freed agent: `send` after `stop` throws `.stopped`.
+/// receive handler are valid only during the call. `send` and `stop()` are serialised by a lock:
+/// `send` after `stop` throws `.stopped`.
 public final class ICEAgent: @unchecked Sendable {
     /// The largest datagram sent or delivered: an Ethernet MTU. WebRTC media and DTLS flights stay
     /// under ~1200 bytes; anything longer would be fragmented on the way.
