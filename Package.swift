@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "DTLS", targets: ["DTLS"]),
         .library(name: "JSEP", targets: ["JSEP"]),
+        .library(name: "ICE", targets: ["ICE"]),
         .library(name: "SignalingProtocol", targets: ["SignalingProtocol"]),
         .library(name: "SignalingClient", targets: ["SignalingClient"]),
         .library(name: "SignalingServer", targets: ["SignalingServer"]),
@@ -43,6 +44,8 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module links it).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libnice 0.1.21 (with GLib/GIO): the RFC 8445 ICE agent of GStreamer's webrtcbin and of Janus.
+        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
 
@@ -67,6 +70,9 @@ let package = Package(
         // offer (ICE, DTLS fingerprint and setup, BUNDLE, candidates, extmap) and writes our
         // answer. Pure values: no sockets, no ICE or DTLS code. Depends on SDP only.
         .target(name: "JSEP", dependencies: ["SDP"]),
+        // ICE (RFC 8445, 7675 consent) through libnice on its own GLib thread: candidates in and out,
+        // the selected pair and its socket, datagrams classed by RFC 7983. Knows no DTLS or SRTP.
+        .target(name: "ICE", dependencies: ["CNice"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -239,6 +245,8 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
+        // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
+        .testTarget(name: "ICETests", dependencies: ["ICE"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.

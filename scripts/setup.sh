@@ -9,6 +9,7 @@ PACKAGES=(
   libx264-dev      # H.264 encoder (GPL-2.0-or-later)
   libopus-dev      # Opus encoder/decoder
   libsrtp2-dev     # SRTP / SRTCP
+  libnice-dev      # libnice 0.1.21: the ICE agent (RFC 8445, RFC 7675 consent) under DTLS-SRTP
   libssl-dev       # OpenSSL 3: DTLS 1.2 with use_srtp and the key exporter for DTLS-SRTP (WebRTC)
   nettle-dev       # AES-CTR and HMAC-SHA1 for libsrtp2 (Debian builds it on NSS, five times slower)
   libyuv-dev       # pixel-format conversion and scaling

@@ -1,0 +1,189 @@
+import Dispatch
+import ICE
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Two real libnice agents in this process, host candidates on 127.0.0.1 only (added by name, as
+/// libnice gathers no loopback otherwise). Every wait runs on a Dispatch thread (`blocking`).
+@Suite struct ICEAgentTests {
+    /// Controlling and controlled reach ready on the same pair, and datagrams of each RFC 7983
+    /// class cross both ways intact; others are dropped and counted.
+    @Test func connectsAndCarriesDatagrams() async throws {
+        try await blocking {
+            let a = try Peer(.controlling)
+            let b = try Peer(.controlled)
+            defer {
+                a.agent.stop()
+                b.agent.stop()
+            }
+            #expect(a.agent.localCredentials != b.agent.localCredentials)
+            let start = DispatchTime.now()
+            try exchange(a, b)
+            #expect(a.recorder.waitForState(.ready, seconds: 15))
+            #expect(b.recorder.waitForState(.ready, seconds: 15))
+            print("ICE: both ready \(seconds(since: start)) s after the exchange")
+            let pairA = try #require(a.agent.selectedPair)
+            let pairB = try #require(b.agent.selectedPair)
+            #expect(pairA.local.address == "127.0.0.1" && pairA.remote.address == "127.0.0.1")
+            #expect(pairA.local.port == pairB.remote.port && pairA.remote.port == pairB.local.port)
+            #expect(a.recorder.states.contains(.connected) || a.recorder.states.contains(.ready))
+            #expect(a.agent.state == .ready && b.agent.state == .ready)
+
+            let dtls: [UInt8] = [22, 254, 253] + Array(repeating: 0xAB, count: 100)
+            let srtp: [UInt8] = [0x80, 96, 0, 1] + (0..<1196).map { UInt8(truncatingIfNeeded: $0) }
+            let srtcp: [UInt8] = [0x80, 200, 0, 6] + Array(repeating: 7, count: 24)
+            try a.agent.send(dtls)
+            try a.agent.send(srtp)
+            try b.agent.send(srtcp)
+            try b.agent.send(dtls)
+            // Not RFC 7983 for us: dropped and counted by the receiver.
+            try a.agent.send([100, 1, 2, 3])
+            try a.agent.send([200, 1, 2, 3])
+            #expect(
+                b.recorder.wait(seconds: 5) {
+                    b.recorder.received.count == 2 && b.agent.statistics.droppedNotRFC7983 == 2
+                }
+            )
+            #expect(a.recorder.wait(seconds: 5) { a.recorder.received.count == 2 })
+            #expect(b.recorder.received == [.init(bytes: dtls, kind: .dtls), .init(bytes: srtp, kind: .srtp)])
+            #expect(a.recorder.received == [.init(bytes: srtcp, kind: .srtcp), .init(bytes: dtls, kind: .dtls)])
+            #expect(b.agent.statistics.droppedNotRFC7983 == 2)
+            #expect(throws: ICEError.self) { try a.agent.send(Array(repeating: 0x80, count: 1501)) }
+        }
+    }
+
+    /// The selected pair's socket is a real UDP socket: a datagram sent with plain sendto on it
+    /// from the controlling side reaches the controlled agent's receive handler.
+    @Test func fastPathSocketReachesThePeer() async throws {
+        try await blocking {
+            let a = try Peer(.controlling)
+            let b = try Peer(.controlled)
+            defer {
+                a.agent.stop()
+                b.agent.stop()
+            }
+            try exchange(a, b)
+            #expect(a.recorder.waitForState(.ready, seconds: 15))
+            #expect(b.recorder.waitForState(.ready, seconds: 15))
+            let socket = try #require(try a.agent.selectedSocket())
+            #expect(socket.fd >= 0)
+            var type: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            #expect(getsockopt(socket.fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0)
+            #expect(type == Int32(SOCK_DGRAM.rawValue))
+            #expect(socket.remote.port == b.agent.selectedPair?.local.port)
+            let packet: [UInt8] = [0x80, 111, 0x12, 0x34] + Array(repeating: 0x5A, count: 160)
+            var remote = socket.remoteAddress
+            let sent = packet.withUnsafeBytes { bytes in
+                withUnsafePointer(to: &remote) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(socket.fd, bytes.baseAddress, bytes.count, 0, $0, socket.remoteAddressLength)
+                    }
+                }
+            }
+            #expect(sent == packet.count)
+            #expect(b.recorder.wait(seconds: 5) { b.recorder.received.contains(.init(bytes: packet, kind: .srtp)) })
+        }
+    }
+
+    /// An answerer given no remote candidates at all (only credentials), as from a browser in a
+    /// network without a default route, connects: the offerer's checks make it learn a
+    /// peer-reflexive candidate.
+    @Test func learnsPeerReflexiveFromChecks() async throws {
+        try await blocking {
+            let a = try Peer(.controlling)
+            let b = try Peer(.controlled)
+            defer {
+                a.agent.stop()
+                b.agent.stop()
+            }
+            try exchange(a, b, candidatesToB: false)
+            #expect(a.recorder.waitForState(.ready, seconds: 15))
+            #expect(b.recorder.waitForState(.ready, seconds: 15))
+            #expect(b.agent.statistics.remoteCandidates == 0)
+            #expect(b.agent.statistics.peerReflexiveCandidates >= 1)
+            #expect(b.agent.selectedPair?.remote.type == .peerReflexive)
+            #expect(b.recorder.lines.contains { $0.contains("peer-reflexive") })
+            try a.agent.send([0x80, 96, 0, 9])
+            try b.agent.send([23, 254, 253, 0])
+            #expect(b.recorder.wait(seconds: 5) { b.recorder.received.count == 1 })
+            #expect(a.recorder.wait(seconds: 5) { a.recorder.received.count == 1 })
+        }
+    }
+
+    /// mDNS `.local` candidates never reach libnice: ignored, counted, one log line each.
+    @Test func ignoresMDNSCandidates() throws {
+        let b = try Peer(.controlled)
+        defer { b.agent.stop() }
+        let added = try b.agent.addRemoteCandidate(
+            "candidate:2 1 udp 2113937151 4f1a2b3c-0d9e-4e8f-a1b2-c3d4e5f60718.local 51234 typ host generation 0"
+        )
+        #expect(!added)
+        #expect(b.agent.statistics.ignoredMDNSCandidates == 1)
+        #expect(b.agent.statistics.remoteCandidates == 0)
+        #expect(b.recorder.lines.filter { $0.contains(".local") }.count == 1)
+        // Component 2 (RTCP without rtcp-mux) is ignored too; a host candidate goes through.
+        #expect(try !b.agent.addRemoteCandidate("candidate:3 2 udp 2113937150 127.0.0.1 51235 typ host"))
+        #expect(try b.agent.addRemoteCandidate("candidate:4 1 udp 2113937151 127.0.0.1 51236 typ host"))
+        #expect(b.agent.statistics.remoteCandidates == 1)
+    }
+
+    /// RFC 7675: when the peer vanishes without a word (its agent is destroyed, its socket
+    /// closed), the survivor reports consent lost, with the pair, well within 30 s.
+    @Test func reportsConsentLostWhenThePeerVanishes() async throws {
+        try await blocking {
+            let a = try Peer(.controlling)
+            let b = try Peer(.controlled)
+            defer { a.agent.stop() }
+            try exchange(a, b)
+            #expect(a.recorder.waitForState(.ready, seconds: 15))
+            #expect(b.recorder.waitForState(.ready, seconds: 15))
+            let vanished = DispatchTime.now()
+            b.agent.stop()
+            #expect(a.recorder.waitForState(.consentLost, seconds: 30))
+            let elapsed = seconds(since: vanished)
+            print("ICE: consent lost \(elapsed) s after the peer vanished")
+            #expect(elapsed < 30)
+            #expect(a.agent.state == .consentLost)
+            #expect(!a.recorder.states.contains(.failed))
+            #expect(a.recorder.lines.contains { $0.contains("consent lost") })
+            let lost = a.recorder.allEvents.compactMap { event -> ICECandidatePair? in
+                if case .state(.consentLost, let pair) = event { return pair }
+                return nil
+            }
+            #expect(lost.count == 1)
+        }
+    }
+
+    /// A wrong ice-pwd: the checks of the side holding it never authenticate, so that side never
+    /// connects and reports failed after its checks run out (3 retransmissions here).
+    @Test func wrongPasswordFails() async throws {
+        try await blocking {
+            let a = try Peer(.controlling, retransmissions: 3)
+            let b = try Peer(.controlled, retransmissions: 3)
+            defer {
+                a.agent.stop()
+                b.agent.stop()
+            }
+            let wrong = try ICECredentials(ufrag: b.agent.localCredentials.ufrag, password: "wrongwrongwrongwrong22")
+            let start = DispatchTime.now()
+            try exchange(a, b, credentialsForA: wrong)
+            #expect(a.recorder.waitForState(.failed, seconds: 30))
+            print("ICE: wrong password failed after \(seconds(since: start)) s; controlled side: \(b.recorder.states)")
+            #expect(!a.recorder.states.contains(.connected) && !a.recorder.states.contains(.ready))
+            #expect(!b.recorder.states.contains(.ready))
+            #expect(a.recorder.lines.contains { $0.contains("failed") })
+        }
+    }
+
+    /// Configuration errors are thrown, not crashed on.
+    @Test func refusesBadConfiguration() {
+        let bad = ICEAgent.Configuration(role: .controlled, localAddresses: ["localhost"])
+        #expect(throws: ICEError.self) { try ICEAgent(bad, onEvent: { _ in }, onReceive: { _, _ in }) }
+        let tooMany = ICEAgent.Configuration(role: .controlled, localAddresses: Array(repeating: "127.0.0.1", count: 9))
+        #expect(throws: ICEError.self) { try ICEAgent(tooMany, onEvent: { _ in }, onReceive: { _, _ in }) }
+    }
+}

@@ -1,0 +1,42 @@
+import ICE
+import Testing
+
+@Suite struct ICEValueTests {
+    @Test func classifiesByFirstByteAsRFC7983Says() {
+        func classify(_ bytes: [UInt8]) -> ICEDatagramClass? { bytes.withUnsafeBytes { ICEDatagramClass.classify($0) } }
+        #expect(classify([22, 254, 253]) == .dtls)
+        #expect(classify([20]) == .dtls)
+        #expect(classify([63]) == .dtls)
+        #expect(classify([0x80, 96]) == .srtp)
+        #expect(classify([0x80, 200]) == .srtcp)
+        #expect(classify([191, 223]) == .srtcp)
+        #expect(classify([0, 1]) == nil)  // STUN: libnice's
+        #expect(classify([17]) == nil)  // ZRTP
+        #expect(classify([64]) == nil)  // TURN channel
+        #expect(classify([192, 0]) == nil)
+        #expect(classify([0x80]) == nil)
+        #expect(classify([]) == nil)
+    }
+
+    @Test func readsCandidateLines() throws {
+        let host = try ICECandidate(sdpLine: "candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host\r\n")
+        #expect(host.sdpLine == "a=candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host")
+        #expect(host.component == 1 && host.transport == "udp" && host.port == 40000 && host.type == .host)
+        #expect(!host.isMDNS)
+        let mdns = try ICECandidate(
+            sdpLine: "a=candidate:9 1 udp 2113937151 0b6d0a4e-2a4c-4f4c-9c1a-1d2a3b4c5d6e.local 53412 typ host"
+        )
+        #expect(mdns.isMDNS)
+        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: "a=candidate:1 1 udp x 1.2.3.4 5 typ host") }
+        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: "a=ice-ufrag:abcd") }
+        let long = "candidate:1 1 udp 1 1.2.3.4 5 typ host " + String(repeating: "x", count: 600)
+        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: long) }
+    }
+
+    @Test func checksCredentials() throws {
+        _ = try ICECredentials(ufrag: "abcd", password: "0123456789abcdef+/ABCD")
+        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "abc", password: "0123456789abcdef+/ABCD") }
+        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
+        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "ab:d", password: "0123456789abcdef+/ABCD") }
+    }
+}
