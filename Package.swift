@@ -72,7 +72,8 @@ let package = Package(
         .target(name: "JSEP", dependencies: ["SDP"]),
         // ICE (RFC 8445, 7675 consent) through libnice on its own GLib thread: candidates in and out,
         // the selected pair and its socket, datagrams classed by RFC 7983. Knows no DTLS or SRTP.
-        .target(name: "ICE", dependencies: ["CNice"]),
+        // Candidates and credentials are JSEP's values (one parser and writer for `a=candidate`).
+        .target(name: "ICE", dependencies: ["CNice", "JSEP"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -246,7 +247,7 @@ let package = Package(
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
-        .testTarget(name: "ICETests", dependencies: ["ICE"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.

@@ -1,4 +1,5 @@
 import CNice
+import JSEP
 import Synchronization
 
 extension ICEAgent {
@@ -84,7 +85,15 @@ extension ICEAgent {
         func localCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>, agent: OpaquePointer) {
             guard let text = nice_agent_generate_local_candidate_sdp(agent, candidate) else { return }
             defer { g_free(text) }
-            guard let parsed = try? ICECandidate(sdpLine: String(cString: text)) else { return }
+            // `a=candidate:…`, read with JSEP's parser like every other candidate.
+            let line = String(cString: text)
+            let parsed: ICECandidate
+            do throws(CandidateSyntaxError) {
+                parsed = try ICECandidate(attribute: line)
+            } catch {
+                log("ICE: local candidate not reported, JSEP cannot read it (\(error.problem)): \(line.prefix(120))")
+                return
+            }
             inner.withLock { $0.localCandidates.append(parsed) }
             onEvent(.localCandidate(parsed))
         }
@@ -250,11 +259,11 @@ extension ICEAgent {
         var text = [CChar](repeating: 0, count: 64)  // INET6_ADDRSTRLEN is 46
         nice_address_to_string(&candidate.pointee.addr, &text)
         let port = UInt16(truncatingIfNeeded: nice_address_get_port(&candidate.pointee.addr))
-        let type: ICECandidateType
+        let type: ICECandidate.CandidateType
         switch candidate.pointee.type {
         case NICE_CANDIDATE_TYPE_SERVER_REFLEXIVE: type = .serverReflexive
         case NICE_CANDIDATE_TYPE_PEER_REFLEXIVE: type = .peerReflexive
-        case NICE_CANDIDATE_TYPE_RELAYED: type = .relayed
+        case NICE_CANDIDATE_TYPE_RELAYED: type = .relay
         default: type = .host
         }
         let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

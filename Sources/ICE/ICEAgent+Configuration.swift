@@ -1,3 +1,5 @@
+import JSEP
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,5 @@
 import CNice
+import JSEP
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,6 +38,9 @@ public final class ICEAgent: @unchecked Sendable {
     public static let maximumRemoteCandidates = 20
     /// `Configuration.localAddresses` accepted.
     public static let maximumLocalAddresses = 8
+    /// The longest remote `candidate:…` attribute handed to libnice, in bytes: one with every
+    /// extension a browser adds is under 250.
+    public static let maximumCandidateLength = 512
 
     public typealias EventHandler = @Sendable (ICEEvent) -> Void
     public typealias ReceiveHandler = @Sendable (UnsafeRawBufferPointer, ICEDatagramClass) -> Void
@@ -107,18 +111,44 @@ public final class ICEAgent: @unchecked Sendable {
         guard ok else { throw ICEError(.agent, "libnice refused the remote credentials") }
     }
 
-    /// One remote candidate (`a=candidate:…` or trickled `candidate:…`). Returns false when it
-    /// is ignored: an mDNS `.local` name (logged once per candidate, counted) or a component
-    /// other than 1 (rtcp-mux). Throws for lines libnice cannot read and past
-    /// `maximumRemoteCandidates`.
+    /// One remote candidate, as JSEP read it from the offer or a trickle message. Returns false
+    /// when it is ignored: an mDNS `.local` name (logged once per candidate, counted), a component
+    /// other than 1 (rtcp-mux, counted) or a transport other than UDP. Throws when its
+    /// `a=candidate` line would be longer than `maximumCandidateLength`, when libnice cannot read
+    /// it, and past `maximumRemoteCandidates`.
+    @discardableResult
+    public func addRemoteCandidate(_ candidate: ICECandidate) throws -> Bool {
+        try onLoop { try addRemoteCandidateOnLoop(candidate) }
+    }
+
+    /// One remote candidate as text (`a=candidate:…` or trickled `candidate:…`), read with JSEP's
+    /// parser (a syntax error is thrown as `.invalidCandidate`), then added as
+    /// `addRemoteCandidate(_: ICECandidate)` adds it.
     @discardableResult
     public func addRemoteCandidate(_ line: String) throws -> Bool {
-        let candidate = try ICECandidate(sdpLine: line)
-        return try onLoop { try addRemoteCandidateOnLoop(candidate) }
+        // `a=` and a CRLF around the longest line taken: no need to parse anything longer.
+        guard line.utf8.count <= Self.maximumCandidateLength + 4 else {
+            throw ICEError(.invalidCandidate, "candidate line longer than \(Self.maximumCandidateLength) bytes")
+        }
+        let candidate: ICECandidate
+        do throws(CandidateSyntaxError) {
+            candidate = try ICECandidate(attribute: line)
+        } catch {
+            throw ICEError(.invalidCandidate, "malformed candidate: \(error.problem)")
+        }
+        return try addRemoteCandidate(candidate)
     }
 
     /// Several remote candidates, e.g. a complete offer's; ignores as `addRemoteCandidate` does.
     /// Returns how many reached libnice.
+    @discardableResult
+    public func addRemoteCandidates(_ candidates: [ICECandidate]) throws -> Int {
+        var added = 0
+        for candidate in candidates where try addRemoteCandidate(candidate) { added += 1 }
+        return added
+    }
+
+    /// Several remote candidates as text; see `addRemoteCandidate(_: String)`.
     @discardableResult
     public func addRemoteCandidates(_ lines: [String]) throws -> Int {
         var added = 0
@@ -214,7 +244,19 @@ public final class ICEAgent: @unchecked Sendable {
         return try result.get()
     }
 
+    /// The screening libnice needs, on the parsed candidate, then libnice's own reading of the
+    /// line JSEP writes for it (`a=` + `attribute`).
     private func addRemoteCandidateOnLoop(_ candidate: ICECandidate) throws -> Bool {
+        let attribute = candidate.attribute
+        guard attribute.utf8.count <= Self.maximumCandidateLength else {
+            throw ICEError(.invalidCandidate, "candidate line longer than \(Self.maximumCandidateLength) bytes")
+        }
+        let line = "a=" + attribute
+        // A value built in code, not parsed, could hold what the grammar forbids (a space in the
+        // foundation would shift libnice's fields): the line must read back.
+        guard (try? ICECandidate(attribute: line)) != nil else {
+            throw ICEError(.invalidCandidate, "not an RFC 8839 candidate: \(line.prefix(120))")
+        }
         if candidate.isMDNS {
             core.inner.withLock { $0.statistics.ignoredMDNSCandidates += 1 }
             configuration.log("ICE: ignoring mDNS candidate \(candidate.address):\(candidate.port) (not resolved)")
@@ -224,13 +266,13 @@ public final class ICEAgent: @unchecked Sendable {
             core.inner.withLock { $0.statistics.ignoredOtherComponent += 1 }
             return false
         }
-        guard candidate.transport == "udp" else { return false }
+        guard candidate.transport == .udp else { return false }
         let room = core.inner.withLock { $0.statistics.remoteCandidates < Self.maximumRemoteCandidates }
         guard room else {
             throw ICEError(.tooManyCandidates, "more than \(Self.maximumRemoteCandidates) remote candidates")
         }
-        guard let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamID, candidate.sdpLine) else {
-            throw ICEError(.invalidCandidate, "libnice cannot parse: \(candidate.sdpLine.prefix(120))")
+        guard let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamID, line) else {
+            throw ICEError(.invalidCandidate, "libnice cannot parse: \(line.prefix(120))")
         }
         defer { nice_candidate_free(parsed) }
         let list = g_slist_append(nil, parsed)

@@ -1,3 +1,5 @@
+import JSEP
+
 /// Where an agent's one component is, from libnice's component states, with the two ways it ends
 /// told apart:
 ///
@@ -49,7 +51,7 @@ public enum ICEEvent: Hashable, Sendable {
     /// The state changed; `pair` is the selected pair when there is one (connected, ready, and the
     /// pair that lost consent).
     case state(ICEState, pair: ICECandidatePair?)
-    /// A local candidate to trickle to the peer (`a=candidate:` line).
+    /// A local candidate to trickle to the peer (`attribute` is its `candidate:…` text).
     case localCandidate(ICECandidate)
     /// Gathering finished: the local candidate list is complete (`a=end-of-candidates`).
     case gatheringDone([ICECandidate])

@@ -28,17 +28,19 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
 
     /// `UDP`, `TCP` (RFC 6544) or an extension token; kept upper-case (ABNF strings are
     /// case-insensitive: Chromium writes `udp`, Firefox `UDP`).
-    public struct Transport: RawRepresentable, Sendable, Hashable {
+    public struct Transport: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
+        public var description: String { rawValue }
         public static let udp = Transport(rawValue: "UDP")
         public static let tcp = Transport(rawValue: "TCP")
     }
 
     /// RFC 8839 `cand-type`: host, srflx, prflx, relay, or an extension token.
-    public struct CandidateType: RawRepresentable, Sendable, Hashable {
+    public struct CandidateType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
         public static let host = CandidateType(rawValue: "host")
         public static let serverReflexive = CandidateType(rawValue: "srflx")
         public static let peerReflexive = CandidateType(rawValue: "prflx")
@@ -130,7 +132,24 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
         return fields.joined(separator: " ")
     }
 
-    public var description: String { "candidate:" + attributeValue }
+    /// The whole attribute, `candidate:<attributeValue>`: the SDP line without its `a=` and the
+    /// form trickle carries. (libnice reads and writes it with the `a=`.)
+    public var attribute: String { "candidate:" + attributeValue }
+
+    public var description: String { attribute }
+
+    /// Parses a whole attribute: `candidate:…` (trickle's form) or `a=candidate:…` (an SDP line,
+    /// libnice's form), with or without the line end. The value is read as `init(attributeValue:)`
+    /// reads it.
+    public init(attribute text: some StringProtocol) throws(CandidateSyntaxError) {
+        var line = Substring(text)
+        while let last = line.last, last.isNewline { line = line.dropLast() }
+        if line.hasPrefix("a=") { line = line.dropFirst(2) }
+        guard line.hasPrefix("candidate:") else {
+            throw CandidateSyntaxError("not a candidate attribute: \(Excerpt.quoted(line))")
+        }
+        try self.init(attributeValue: line.dropFirst("candidate:".count))
+    }
 
     /// Parses the value after `a=candidate:`; the error text names what is wrong.
     public init(attributeValue value: some StringProtocol) throws(CandidateSyntaxError) {

@@ -1,5 +1,6 @@
 import Dispatch
 import ICE
+import JSEP
 import Testing
 
 #if canImport(Glibc)
@@ -114,7 +115,8 @@ import Testing
         }
     }
 
-    /// mDNS `.local` candidates never reach libnice: ignored, counted, one log line each.
+    /// mDNS `.local` candidates never reach libnice: ignored, counted, one log line each, whether
+    /// given as a line or as JSEP's parsed value.
     @Test func ignoresMDNSCandidates() throws {
         let b = try Peer(.controlled)
         defer { b.agent.stop() }
@@ -125,10 +127,50 @@ import Testing
         #expect(b.agent.statistics.ignoredMDNSCandidates == 1)
         #expect(b.agent.statistics.remoteCandidates == 0)
         #expect(b.recorder.lines.filter { $0.contains(".local") }.count == 1)
+        let parsed = try ICECandidate(
+            attributeValue: "5 1 UDP 2113937151 0b6d0a4e-2a4c-4f4c-9c1a-1d2a3b4c5d6e.local 51237 typ host"
+        )
+        #expect(try !b.agent.addRemoteCandidate(parsed))
+        #expect(b.agent.statistics.ignoredMDNSCandidates == 2)
+        #expect(b.recorder.lines.filter { $0.contains(".local") }.count == 2)
         // Component 2 (RTCP without rtcp-mux) is ignored too; a host candidate goes through.
         #expect(try !b.agent.addRemoteCandidate("candidate:3 2 udp 2113937150 127.0.0.1 51235 typ host"))
+        #expect(b.agent.statistics.ignoredOtherComponent == 1)
         #expect(try b.agent.addRemoteCandidate("candidate:4 1 udp 2113937151 127.0.0.1 51236 typ host"))
         #expect(b.agent.statistics.remoteCandidates == 1)
+        #expect(b.agent.statistics.ignoredMDNSCandidates == 2)
+    }
+
+    /// What must not reach libnice is refused with `.invalidCandidate`: lines JSEP's parser
+    /// rejects, overlong lines (as text or as a value whose written line is too long), and values
+    /// built in code that do not follow the grammar. Nothing is counted as added.
+    @Test func refusesMalformedAndOverlongCandidates() throws {
+        let b = try Peer(.controlled)
+        defer { b.agent.stop() }
+        func code(_ body: () throws -> Bool) -> ICEError.Code? {
+            do {
+                _ = try body()
+                return nil
+            } catch let error as ICEError {
+                return error.code
+            } catch {
+                return nil
+            }
+        }
+        #expect(
+            code { try b.agent.addRemoteCandidate("a=candidate:1 1 udp x 1.2.3.4 5 typ host") } == .invalidCandidate
+        )
+        #expect(code { try b.agent.addRemoteCandidate("a=ice-ufrag:abcd") } == .invalidCandidate)
+        let long = "candidate:1 1 udp 1 1.2.3.4 5 typ host " + String(repeating: "x", count: 600)
+        #expect(code { try b.agent.addRemoteCandidate(long) } == .invalidCandidate)
+        var many = try ICECandidate(attribute: "candidate:1 1 udp 1 127.0.0.1 5 typ host")
+        many.extensions = (0..<60).map { ICECandidate.Extension(name: "x\($0)", value: "0123456") }
+        #expect(many.attribute.utf8.count > ICEAgent.maximumCandidateLength)
+        #expect(code { try b.agent.addRemoteCandidate(many) } == .invalidCandidate)
+        var spaced = try ICECandidate(attribute: "candidate:1 1 udp 1 127.0.0.1 5 typ host")
+        spaced.foundation = "1 1"
+        #expect(code { try b.agent.addRemoteCandidate(spaced) } == .invalidCandidate)
+        #expect(b.agent.statistics.remoteCandidates == 0)
     }
 
     /// RFC 7675: when the peer vanishes without a word (its agent is destroyed, its socket

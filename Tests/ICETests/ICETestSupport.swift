@@ -1,5 +1,6 @@
 import Dispatch
 import ICE
+import JSEP
 import Synchronization
 
 #if canImport(Glibc)
@@ -94,7 +95,8 @@ struct Peer: Sendable {
 }
 
 /// Gathers on both, then gives each the other's credentials and (unless told not to) candidates
-/// with end-of-candidates.
+/// with end-of-candidates. The candidates go as the values `localCandidates` holds: libnice's
+/// lines read by JSEP's parser, written back by JSEP's writer for the other agent's libnice.
 func exchange(
     _ a: Peer,
     _ b: Peer,
@@ -105,10 +107,10 @@ func exchange(
     let bCandidates = try b.gatherAndWait()
     try a.agent.setRemoteCredentials(credentialsForA ?? b.agent.localCredentials)
     try b.agent.setRemoteCredentials(a.agent.localCredentials)
-    try a.agent.addRemoteCandidates(bCandidates.map(\.sdpLine))
+    try a.agent.addRemoteCandidates(bCandidates)
     try a.agent.remoteCandidatesComplete()
     if candidatesToB {
-        try b.agent.addRemoteCandidates(aCandidates.map(\.sdpLine))
+        try b.agent.addRemoteCandidates(aCandidates)
         try b.agent.remoteCandidatesComplete()
     }
 }

@@ -1,4 +1,5 @@
 import ICE
+import JSEP
 import Testing
 
 @Suite struct ICEValueTests {
@@ -18,25 +19,36 @@ import Testing
         #expect(classify([]) == nil)
     }
 
+    /// The candidate lines libnice writes (`a=`, upper-case UDP) and trickle carries (no `a=`,
+    /// a line end) read with JSEP's parser, and JSEP's writer gives the attribute back.
     @Test func readsCandidateLines() throws {
-        let host = try ICECandidate(sdpLine: "candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host\r\n")
-        #expect(host.sdpLine == "a=candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host")
-        #expect(host.component == 1 && host.transport == "udp" && host.port == 40000 && host.type == .host)
+        let host = try ICECandidate(attribute: "candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host\r\n")
+        #expect(host.attribute == "candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host")
+        #expect(host.component == 1 && host.transport == .udp && host.port == 40000 && host.type == .host)
         #expect(!host.isMDNS)
+        let srflx = try ICECandidate(
+            attribute: "a=candidate:2 1 UDP 1686052607 203.0.113.7 54400 typ srflx raddr 192.0.2.20 rport 54400"
+        )
+        #expect(srflx.type == .serverReflexive && srflx.relatedPort == 54400)
+        #expect(
+            srflx.attribute == "candidate:2 1 UDP 1686052607 203.0.113.7 54400 typ srflx raddr 192.0.2.20 rport 54400"
+        )
+        #expect(ICEEndpoint(address: "192.0.2.1", port: 9, type: srflx.type).description == "192.0.2.1:9 srflx")
         let mdns = try ICECandidate(
-            sdpLine: "a=candidate:9 1 udp 2113937151 0b6d0a4e-2a4c-4f4c-9c1a-1d2a3b4c5d6e.local 53412 typ host"
+            attribute: "a=candidate:9 1 udp 2113937151 0b6d0a4e-2a4c-4f4c-9c1a-1d2a3b4c5d6e.local 53412 typ host"
         )
         #expect(mdns.isMDNS)
-        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: "a=candidate:1 1 udp x 1.2.3.4 5 typ host") }
-        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: "a=ice-ufrag:abcd") }
-        let long = "candidate:1 1 udp 1 1.2.3.4 5 typ host " + String(repeating: "x", count: 600)
-        #expect(throws: ICEError.self) { try ICECandidate(sdpLine: long) }
+        #expect(throws: CandidateSyntaxError.self) {
+            try ICECandidate(attribute: "a=candidate:1 1 udp x 1.2.3.4 5 typ host")
+        }
+        #expect(throws: CandidateSyntaxError.self) { try ICECandidate(attribute: "a=ice-ufrag:abcd") }
     }
 
+    /// The agent's credentials are JSEP's, checked against RFC 8839's ice-chars and lengths.
     @Test func checksCredentials() throws {
         _ = try ICECredentials(ufrag: "abcd", password: "0123456789abcdef+/ABCD")
-        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "abc", password: "0123456789abcdef+/ABCD") }
-        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
-        #expect(throws: ICEError.self) { try ICECredentials(ufrag: "ab:d", password: "0123456789abcdef+/ABCD") }
+        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abc", password: "0123456789abcdef+/ABCD") }
+        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
+        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "ab:d", password: "0123456789abcdef+/ABCD") }
     }
 }

@@ -45,6 +45,20 @@ struct CandidateTests {
         #expect(!candidate.isMDNS)
     }
 
+    @Test("whole attributes, as trickle and libnice write them, read and write back")
+    func wholeAttribute() throws {
+        let value = "1 1 UDP 2015363327 192.0.2.20 40000 typ host"
+        for text in ["candidate:" + value, "a=candidate:" + value, "a=candidate:" + value + "\r\n"] {
+            let candidate = try ICECandidate(attribute: text)
+            #expect(candidate == (try ICECandidate(attributeValue: value)))
+            #expect(candidate.attribute == "candidate:" + value)
+            #expect(candidate.description == candidate.attribute)
+        }
+        let error = #expect(throws: CandidateSyntaxError.self) { try ICECandidate(attribute: "a=ice-ufrag:abcd") }
+        #expect(error?.problem == "not a candidate attribute: 'ice-ufrag:abcd'")
+        #expect(throws: CandidateSyntaxError.self) { try ICECandidate(attribute: "candidate:1 1 UDP 1 192.0.2.1 9") }
+    }
+
     @Test(
         "broken candidates say what is wrong",
         arguments: [
