@@ -10,11 +10,14 @@ log="out/test-logs/$(date +%Y%m%d-%H%M%S)-$$.log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo
-    echo "==== swift test $* failed (exit $status); the issues it recorded (whole log: $log) ===="
+    echo "==== swift test $* failed (exit $status); whole log: $log ===="
+    echo "---- last 10 lines ----"
+    tail -10 "$log" | cut -c1-300
     # Swift Testing: '✘ Test x() recorded an issue at File.swift:L:C: ...' and the indented lines
-    # after it; XCTest: 'error:' lines. A crash leaves neither, so the log's last lines follow.
-    grep -n -A12 -E '✘ Test .*recorded an issue|: error: |Fatal error|Crash' "$log" | head -200
-    echo "---- last 15 lines ----"
-    tail -15 "$log"
+    # after it; XCTest: 'error:' lines. A crash leaves neither, so the log's last lines come first.
+    # The issues come last and short: a CI report that keeps only the end of the output keeps them.
+    echo "---- the issues it recorded ----"
+    grep -A6 -E '✘ Test .*recorded an issue|: error: |Fatal error|Crash' "$log" | cut -c1-400 | head -60
+    echo "---- failed: $(grep -oE '✘ Test [^ ]+ failed' "$log" | sed 's/✘ Test //; s/ failed//' | sort -u | tr '\n' ' ')"
 fi
 exit "$status"
