@@ -74,6 +74,9 @@ let package = Package(
         // the selected pair and its socket, datagrams classed by RFC 7983. Knows no DTLS or SRTP.
         // Candidates and credentials are JSEP's values (one parser and writer for `a=candidate`).
         .target(name: "ICE", dependencies: ["CNice", "JSEP"]),
+        // One WebRTC viewer's transport: ICE, then DTLS-SRTP over the selected pair, RFC 7983
+        // demux; ends in the SRTP keys and the socket the publisher's destination sends on.
+        .target(name: "WebRTC", dependencies: ["ICE", "DTLS", "JSEP", "Transport"]),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -83,6 +86,7 @@ let package = Package(
             name: "Publisher",
             dependencies: [
                 "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
+                "WebRTC", "JSEP", "DTLS", "ICE",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport", "Ingest",
+                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

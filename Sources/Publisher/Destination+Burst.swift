@@ -20,6 +20,22 @@ extension Destination {
         var run = (bytes: 0, count: 0, segment: 0, closed: false)
         func flush() {
             guard run.count > 0 else { return }
+            if let relay = sockets.relay {
+                // TURN: libnice wraps each datagram in a Send indication or ChannelData itself.
+                var offset = 0
+                for _ in 0..<run.count {
+                    let length = min(run.segment, run.bytes - offset)
+                    if relay(UnsafeRawBufferPointer(start: base + offset, count: length)) {
+                        statistics.rtpPackets += 1
+                        statistics.rtpBytes += length
+                    } else {
+                        statistics.sendDrops += 1
+                    }
+                    offset += length
+                }
+                run = (0, 0, 0, false)
+                return
+            }
             let sent = socket.send(
                 UnsafeRawBufferPointer(start: base, count: run.bytes),
                 segmentSize: run.segment,

@@ -23,6 +23,9 @@ extension Destination {
             return false
         case .sameSSRC:
             length = history.copy(sequenceNumber, into: room)
+            if length != nil, let payloadTypes = options.payloadTypes, let base = room.baseAddress {
+                payloadTypes.rewrite(base)
+            }
         case .rtx:
             let rtxSequenceNumber = feedback.takeRTXSequenceNumber()
             length =
@@ -30,7 +33,7 @@ extension Destination {
                     try? RTPRetransmission.write(
                         original: original,
                         ssrc: rtx.ssrc,
-                        payloadType: rtx.payloadType,
+                        payloadType: options.payloadTypes?.retransmission ?? rtx.payloadType,
                         sequenceNumber: rtxSequenceNumber,
                         into: room
                     )
@@ -44,7 +47,13 @@ extension Destination {
             feedback.statistics.retransmissionFailures += 1
             return false
         }
-        guard sockets.rtp.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: address.videoRTP) else {
+        guard
+            transmit(
+                UnsafeRawBufferPointer(rebasing: buffer[0..<protected]),
+                to: address.videoRTP,
+                through: sockets.rtp
+            )
+        else {
             feedback.statistics.retransmissionFailures += 1
             return false
         }

@@ -13,7 +13,8 @@ import Transport
 /// (`send(burst:…)`).
 public final class Destination {
     public let id: String
-    public let address: DestinationAddress
+    /// Where packets go; a WebRTC viewer's changes when ICE switches pairs (`replacePath`).
+    public internal(set) var address: DestinationAddress
     public let keys: SRTPKeyMaterial
     public let options: DestinationOptions
     let session: SRTPSession
@@ -21,7 +22,7 @@ public final class Destination {
     var videoReport: SenderReportBuilder
     var audioReport: SenderReportBuilder
     /// Where this destination's packets leave from and its feedback arrives.
-    let sockets: DestinationSockets
+    var sockets: DestinationSockets
     let feedback: DestinationFeedback
     public internal(set) var statistics = Statistics()
 
@@ -51,7 +52,8 @@ public final class Destination {
         historyCapacity: Int,
         feedback: DestinationFeedback,
         videoReport: SenderReportBuilder,
-        audioReport: SenderReportBuilder
+        audioReport: SenderReportBuilder,
+        sockets: DestinationSockets? = nil
     ) throws {
         self.id = id
         self.address = address
@@ -65,7 +67,7 @@ public final class Destination {
                 allowsRepeatedTransmission: options.retransmission == .sameSSRC
             )
         )
-        self.sockets = try DestinationSockets(for: address)
+        self.sockets = try sockets ?? DestinationSockets(for: address)
         self.feedback = feedback
         self.buffer = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 8)
         self.videoReport = videoReport
@@ -82,6 +84,7 @@ public final class Destination {
             let target = slot.baseAddress
         else { return nil }
         target.copyMemory(from: source, byteCount: packet.count)
+        if !rtcp, let payloadTypes = options.payloadTypes { payloadTypes.rewrite(target) }
         do {
             return rtcp
                 ? try session.protectRTCP(buffer: slot, length: packet.count)
@@ -95,7 +98,7 @@ public final class Destination {
     /// Copies `packet`, protects it (SRTCP when `rtcp`) and sends it to `to` through `socket`.
     func send(_ packet: UnsafeRawBufferPointer, rtcp: Bool, to: UDPAddress, through socket: UDPSocket) {
         guard let length = protectCopy(of: packet, into: buffer, rtcp: rtcp) else { return }
-        if socket.send(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: to) {
+        if transmit(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: to, through: socket) {
             if rtcp {
                 statistics.rtcpPackets += 1
             } else {
@@ -105,5 +108,12 @@ public final class Destination {
         } else {
             statistics.sendDrops += 1
         }
+    }
+
+    /// One protected datagram out: through the ICE agent for a TURN-relayed WebRTC viewer, else
+    /// `sendto` on `socket`.
+    func transmit(_ datagram: UnsafeRawBufferPointer, to target: UDPAddress, through socket: UDPSocket) -> Bool {
+        if let relay = sockets.relay { return relay(datagram) }
+        return socket.send(datagram, to: target)
     }
 }

@@ -29,6 +29,15 @@ public struct DestinationAddress: Sendable, Hashable, CustomStringConvertible {
         self.rtcpMux = rtcpMux
     }
 
+    /// One bundled, rtcp-muxed 5-tuple for everything (WebRTC, RFC 8843): audio only when sent.
+    public init(bundled address: UDPAddress, audio: Bool) {
+        videoRTP = address
+        videoRTCP = address
+        audioRTP = audio ? address : nil
+        audioRTCP = audio ? address : nil
+        rtcpMux = true
+    }
+
     public var host: String { videoRTP.host }
 
     public var description: String {

@@ -29,13 +29,17 @@ public struct DestinationOptions: Sendable, Equatable {
     /// Write `RTP/SAVPF` and `a=rtcp-fb` lines (nack, nack pli, ccm fir, goog-remb) into this
     /// destination's SDP file. RTX formats are written whenever `retransmission` is `.rtx`.
     public var advertisesFeedback: Bool
+    /// The payload types this receiver chose (a WebRTC offer's numbers); nil: ours as sent.
+    public var payloadTypes: PayloadTypeRewrite?
 
     public init(
         retransmission: Retransmission = .sameSSRC,
         acceptsUnauthenticatedFeedback: Bool = false,
         feedbackKeys: SRTPKeyMaterial? = nil,
-        advertisesFeedback: Bool = false
+        advertisesFeedback: Bool = false,
+        payloadTypes: PayloadTypeRewrite? = nil
     ) {
+        self.payloadTypes = payloadTypes
         self.retransmission = retransmission
         self.acceptsUnauthenticatedFeedback = acceptsUnauthenticatedFeedback
         self.feedbackKeys = feedbackKeys

@@ -11,6 +11,13 @@ final class DestinationSockets {
     let rtp: UDPSocket
     /// The same object as `rtp` under rtcp-mux.
     let rtcp: UDPSocket
+    /// A WebRTC viewer's feedback: libnice reads the socket (STUN and DTLS are its and ours on
+    /// the same 5-tuple) and hands the SRTCP over here; `rtp` is then only sent on, never read.
+    let inbox: DatagramInbox?
+    /// A TURN-relayed WebRTC viewer: every datagram goes through the ICE agent instead.
+    let relay: (@Sendable (UnsafeRawBufferPointer) -> Bool)?
+    /// What keeps a borrowed socket open (libnice's `GSocket`, through `ICESelectedSocket`).
+    private let owner: AnyObject?
 
     /// Attempts at finding an even port with its odd neighbour free.
     private static let pairAttempts = 64
@@ -21,6 +28,9 @@ final class DestinationSockets {
         let target = address.videoRTP
         let any =
             target.isLoopback ? (target.isIPv6 ? "::1" : "127.0.0.1") : (target.isIPv6 ? "::" : "0.0.0.0")
+        inbox = nil
+        relay = nil
+        owner = nil
         if address.rtcpMux {
             rtp = try UDPSocket(bindingTo: UDPAddress(host: any, port: 0))
             rtcp = rtp
@@ -39,6 +49,21 @@ final class DestinationSockets {
             .bind,
             "no even UDP port with a free odd neighbour found in \(Self.pairAttempts) attempts for \(address)"
         )
+    }
+
+    /// A WebRTC viewer's path: sends on `socket` (borrowed from libnice, kept open by `owner`),
+    /// or, for a relayed pair, through `relay` (then `socket` is a loopback one never used).
+    init(
+        webRTC socket: UDPSocket,
+        inbox: DatagramInbox,
+        relay: (@Sendable (UnsafeRawBufferPointer) -> Bool)?,
+        owner: AnyObject?
+    ) {
+        self.rtp = socket
+        self.rtcp = socket
+        self.inbox = inbox
+        self.relay = relay
+        self.owner = owner
     }
 
     var isMultiplexed: Bool { rtp === rtcp }

@@ -31,6 +31,13 @@ extension MediaSender {
     public func pollFeedback(now: UInt64, readable: [Int32]? = nil) -> FeedbackActions {
         var actions = FeedbackActions()
         for destination in destinations {
+            if let inbox = destination.sockets.inbox {
+                // A WebRTC viewer: never read libnice's socket; its SRTCP waits in the inbox.
+                if readable?.contains(inbox.descriptor) ?? true {
+                    drain(inbox, of: destination, now: now, actions: &actions)
+                }
+                continue
+            }
             let rtcp = destination.sockets.rtcp
             if readable?.contains(rtcp.descriptor) ?? true {
                 drain(rtcp, of: destination, now: now, actions: &actions)
@@ -61,6 +68,10 @@ extension MediaSender {
     public func feedbackPollSet(into set: inout [pollfd]) {
         set.removeAll(keepingCapacity: true)
         for destination in destinations {
+            if let inbox = destination.sockets.inbox {
+                set.append(pollfd(fd: inbox.descriptor, events: Int16(POLLIN), revents: 0))
+                continue
+            }
             set.append(pollfd(fd: destination.sockets.rtcp.descriptor, events: Int16(POLLIN), revents: 0))
             if !destination.sockets.isMultiplexed {
                 set.append(pollfd(fd: destination.sockets.rtp.descriptor, events: Int16(POLLIN), revents: 0))
@@ -87,14 +98,32 @@ extension MediaSender {
         }
     }
 
+    /// The SRTCP a WebRTC viewer's transport handed over (ICE checked where it came from).
+    private func drain(_ inbox: DatagramInbox, of destination: Destination, now: UInt64, actions: inout FeedbackActions)
+    {
+        for _ in 0..<configuration.feedback.maximumDatagramsPerPoll {
+            let taken = feedbackBuffer.withUnsafeMutableStorage { storage, count -> Bool in
+                let room = UnsafeMutableRawBufferPointer(
+                    rebasing: storage[0..<(storage.count - RTPPacketBuffer.trailerSpare)]
+                )
+                guard let length = inbox.take(into: room) else { return false }
+                count = length
+                return true
+            }
+            guard taken else { return }
+            receive(from: nil, on: destination, now: now, actions: &actions)
+        }
+    }
+
+    /// `source` nil: the datagram came through ICE, which checked its 5-tuple.
     private func receive(
-        from source: UDPAddress,
+        from source: UDPAddress?,
         on destination: Destination,
         now: UInt64,
         actions: inout FeedbackActions
     ) {
         let feedback = destination.feedback
-        guard source.hasSameHost(as: destination.address.videoRTP) else {
+        if let source, !source.hasSameHost(as: destination.address.videoRTP) {
             feedback.statistics.foreignSource += 1
             return
         }

@@ -115,8 +115,25 @@ public final class MediaSender {
         suite: SRTPSuite? = nil,
         options: DestinationOptions = DestinationOptions()
     ) throws -> Destination {
+        try addDestination(
+            id: id,
+            address: address,
+            keys: SRTPKeyMaterial.random(for: suite ?? configuration.suite),
+            sockets: nil,
+            options: options
+        )
+    }
+
+    /// Adds a receiver whose keys were agreed elsewhere (DTLS-SRTP) and whose sockets someone
+    /// else opened (ICE); nil sockets: its own, as for SDES receivers.
+    func addDestination(
+        id: String,
+        address: DestinationAddress,
+        keys: SRTPKeyMaterial,
+        sockets: DestinationSockets?,
+        options: DestinationOptions
+    ) throws -> Destination {
         destinations.removeAll { $0.id == id }
-        let keys = SRTPKeyMaterial.random(for: suite ?? configuration.suite)
         destinationCount &+= 1
         let destination = try Destination(
             id: id,
@@ -141,11 +158,15 @@ public final class MediaSender {
                 cname: configuration.cname,
                 rtpClock: audioClock,
                 ntpClock: ntpClock
-            )
+            ),
+            sockets: sockets
         )
         destinations.append(destination)
         return destination
     }
+
+    /// The destination called `id`, if any.
+    public func destination(id: String) -> Destination? { destinations.first { $0.id == id } }
 
     /// Stops sending to `id` at once, after a BYE so its player ends cleanly; false if unknown.
     @discardableResult

@@ -52,6 +52,8 @@ public struct PublishOptions: Sendable {
     public var sdpPath: String?
     /// `--to HOST:PORT`: video on PORT, audio on PORT + 2, RTCP on each + 1; own keys and SDP file.
     public var staticDestinations: [UDPAddress] = []
+    /// WebRTC subscribers: ICE addresses and servers, the DTLS certificate.
+    public var webRTC = WebRTCOptions()
     public var duration: Double?
     /// Seconds between writing the SDP files and the first packet, so a player started from the
     /// file catches the first key frame.

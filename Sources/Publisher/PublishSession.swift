@@ -5,6 +5,7 @@ import SRTP
 import SignalingClient
 import SignalingProtocol
 import Transport
+import WebRTC
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -44,6 +45,8 @@ public final class PublishSession: @unchecked Sendable {
     private let offers: AsyncStream<String>
     private let offerContinuation: AsyncStream<String>.Continuation
     private let written = Locked<[String]>([])
+    /// WebRTC subscribers' transports (the certificate is made or read in `init`).
+    private let webRTC: WebRTCSubscribers
 
     /// SDP files written so far (with `--ingest`, none until the first captured picture).
     public var sdpFiles: [String] { written.withLock { $0 } }
@@ -161,6 +164,25 @@ public final class PublishSession: @unchecked Sendable {
         }
         announcedTargets = targets
         control = MediaControl(sender: sender)
+        do {
+            let webRTCOptions = options.webRTC
+            let log = logger
+            webRTC = WebRTCSubscribers(
+                configuration: WebRTCTransport.Configuration(
+                    certificate: try WebRTCSubscribers.certificate(webRTCOptions),
+                    localAddresses: webRTCOptions.iceAddresses,
+                    stunServer: webRTCOptions.stunServer,
+                    turnServer: webRTCOptions.turnServer,
+                    handshakeTimeout: webRTCOptions.handshakeTimeout,
+                    connectTimeout: webRTCOptions.connectTimeout,
+                    log: { log.info("\($0)") }
+                ),
+                control: control,
+                options: options
+            )
+        } catch {
+            throw UsageError("WebRTC: \(error)")
+        }
         (offers, offerContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
         if let opened {
             fileLoop = MediaLoop(
@@ -280,7 +302,7 @@ public final class PublishSession: @unchecked Sendable {
             SignalingClient(configuration: .init(host: $0.host, port: $0.port), logger: logger)
         }
         let presence = client.map { client in
-            Task { [room, uid, options, offers, logger, print] in
+            Task { [room, uid, options, offers, logger, print, webRTC] in
                 // The room hears of the stream once it can be described.
                 var offerIterator = offers.makeAsyncIterator()
                 guard let offer = await offerIterator.next() else { return }
@@ -290,7 +312,8 @@ public final class PublishSession: @unchecked Sendable {
                     offer: offer,
                     audio: options.hasAudio,
                     logger: logger,
-                    status: print
+                    status: print,
+                    webRTC: webRTC
                 )
                 await presence.run(client: client, room: room, uid: uid)
             }
@@ -317,6 +340,7 @@ public final class PublishSession: @unchecked Sendable {
             await client.close()
         }
         presence?.cancel()
+        webRTC.stopAll()
         _ = await reporter.value
         let final = control.snapshot()
         var frameLatency = senderThread.latency

@@ -39,6 +39,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var feedback: [String: FeedbackStatistics] = [:]
     /// Encoded frames and audio packets waiting for the sender thread now, and the most ever
     /// (a large room after an IDR shows here, not as dropped frames).
+    /// Each WebRTC viewer's transport, by uid: "ice checking", "dtls-handshake", "connected", ….
+    public var webRTCViewers: [String: String] = [:]
     public var sendQueueDepth = 0
     public var sendQueueDeepest = 0
 
@@ -53,13 +55,18 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
         let capture = new.capture == "off" ? "" : " | capture \(new.capture)"
         let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
+        let viewers =
+            new.webRTCViewers.isEmpty
+            ? ""
+            : " | webrtc "
+                + new.webRTCViewers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
             ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
-            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(rate)\(feedback)"
+            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(viewers)\(rate)\(feedback)"
     }
 
     /// The destination whose receiver reports the most loss (ties: the longest round trip), the

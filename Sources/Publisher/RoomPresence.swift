@@ -17,8 +17,14 @@ struct RoomPresence {
     let audio: Bool
     let logger: Logger
     let status: @Sendable (String) -> Void
+    /// Subscribers that come with a WebRTC offer.
+    let webRTC: WebRTCSubscribers
 
     func run(client: SignalingClient, room: RoomID, uid: MemberID) async {
+        let transports = Task { [self] in
+            for await notice in webRTC.events { await handle(notice, client: client) }
+        }
+        defer { transports.cancel() }
         var delay = Duration.milliseconds(500)
         while !Task.isCancelled {
             do {
@@ -42,6 +48,7 @@ struct RoomPresence {
                 await answer(request, client: client)
             case .subscriberLeft(let left):
                 removeSubscriber("\(left.subscriber)", reason: "\(left.reason)")
+                if webRTC.remove("\(left.subscriber)") { setViewerState("\(left.subscriber)", nil) }
             case .signal(let signal):
                 // A viewer whose player has just bound its ports asks for a key frame this way
                 // (RTCP PLI does the same for receivers that send RTCP).
@@ -64,6 +71,10 @@ struct RoomPresence {
 
     private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
         let receive = request.receive
+        if let offer = receive.offer {
+            await answer(request, offer: offer, client: client)
+            return
+        }
         guard let suite = receive.cryptoSuites.lazy.compactMap({ SRTPSuite(sdpName: $0) }).first
         else {
             try? await client.reject(
@@ -116,6 +127,81 @@ struct RoomPresence {
     }
 
     private func setSignaling(_ text: String) { control.statistics.withLock { $0.signaling = text } }
+
+    // MARK: WebRTC subscribers
+
+    /// A subscribe with a WebRTC offer: answered with our JSEP answer once our candidates are
+    /// gathered; the destination follows when ICE and DTLS are done (`handle`).
+    private func answer(_ request: ServerMessage.SubscribeRequest, offer: String, client: SignalingClient) async {
+        let subscriber = "\(request.subscriber)"
+        // A re-subscribe replaces the old viewer: its destination goes now, its transport in `answer`.
+        removeSubscriber(subscriber, reason: "re-subscribed")
+        do {
+            let sdp = try await webRTC.answer(offer: offer, subscriber: subscriber)
+            setViewerState(subscriber, "ice checking")
+            try await client.answer(request, sdp: sdp)
+            status("WebRTC subscriber \(subscriber): answer sent, ICE checking")
+        } catch {
+            _ = webRTC.remove(subscriber)
+            setViewerState(subscriber, nil)
+            status("WebRTC subscriber \(subscriber) refused: \(error)")
+            try? await client.reject(request, reason: "\(error)")
+        }
+    }
+
+    private func handle(_ notice: WebRTCSubscribers.Notice, client: SignalingClient) async {
+        let subscriber = notice.subscriber
+        guard webRTC.isCurrent(subscriber, notice.transport) else { return }
+        switch notice.event {
+        case .ice(let state):
+            if notice.transport.phase == .checking { setViewerState(subscriber, "ice \(state)") }
+        case .phase(.handshaking):
+            setViewerState(subscriber, "dtls-handshake")
+        case .connected(let link):
+            do {
+                guard try webRTC.connect(subscriber, link: link, transport: notice.transport) else { return }
+                control.requestKeyFrame()  // The new viewer decodes from the next frame.
+                control.statistics.withLock { $0.subscribers += 1 }
+                setViewerState(subscriber, "connected")
+                let pair = link.pair.map { "\($0)" } ?? "?"
+                status("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
+            } catch {
+                await end(subscriber, reason: "cannot send to it: \(error)", client: client)
+            }
+        case .pathChanged(let link):
+            do {
+                try webRTC.changePath(subscriber, link: link, transport: notice.transport)
+                status("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
+            } catch {
+                await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
+            }
+        case .phase(.failed(let reason)):
+            await end(subscriber, reason: reason, client: client)
+        case .phase(.closed):
+            await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client)
+        case .phase:
+            break
+        }
+    }
+
+    /// Removes a WebRTC viewer (its destination, after a BYE, then its transport), logs why and
+    /// tells the subscriber in a `signal` (`{"event": "webrtc-ended", "reason": …}`).
+    private func end(_ subscriber: String, reason: String, client: SignalingClient) async {
+        removeSubscriber(subscriber, reason: reason)
+        _ = webRTC.remove(subscriber)
+        setViewerState(subscriber, nil)
+        logger.warning("WebRTC subscriber removed", metadata: ["subscriber": "\(subscriber)", "reason": "\(reason)"])
+        status("WebRTC subscriber \(subscriber) removed: \(reason)")
+        guard let member = try? MemberID(validating: subscriber) else { return }
+        try? await client.signal(
+            to: member,
+            payload: .object(["event": .string("webrtc-ended"), "reason": .string(reason)])
+        )
+    }
+
+    private func setViewerState(_ subscriber: String, _ state: String?) {
+        control.statistics.withLock { $0.webRTCViewers[subscriber] = state }
+    }
 }
 
 /// A publish-time failure with a message fit to show as it is.

@@ -42,7 +42,8 @@ public struct UDPAddress: Sendable, Hashable, CustomStringConvertible {
         self.storage = storage
     }
 
-    init(storage: sockaddr_storage, length: socklen_t) {
+    /// The address in a `sockaddr_in` or `sockaddr_in6` (as a C library hands one over).
+    public init(storage: sockaddr_storage, length: socklen_t) {
         self.storage = storage
         self.length = length
     }

@@ -22,6 +22,8 @@ public final class UDPSocket: @unchecked Sendable {
     /// Whether bursts go out as one segmented send (`send(_:segmentSize:to:)`); false when asked
     /// for, or once the kernel refused it for this socket.
     public internal(set) var usesSegmentationOffload: Bool
+    /// False for a socket another library owns (`init(borrowing:)`): `deinit` leaves it open.
+    private let ownsDescriptor: Bool
 
     /// Opens a non-blocking socket bound to `local` (port 0 picks a free one). A receiver that
     /// takes bursts (an IDR to many destinations) asks for a deeper `receiveBufferBytes` than the
@@ -61,9 +63,24 @@ public final class UDPSocket: @unchecked Sendable {
         self.descriptor = fd
         self.usesSegmentationOffload = segmentationOffload
         self.localAddress = UDPAddress(storage: bound, length: length)
+        self.ownsDescriptor = true
     }
 
-    deinit { close(descriptor) }
+    /// Sends on a bound UDP socket another library owns and reads (libnice's selected ICE socket):
+    /// never closed, read or reconfigured here. The owner must keep it open while this lives.
+    public init(borrowing descriptor: Int32, segmentationOffload: Bool = true) {
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        self.descriptor = descriptor
+        self.usesSegmentationOffload = segmentationOffload
+        self.localAddress = UDPAddress(storage: bound, length: length)
+        self.ownsDescriptor = false
+    }
+
+    deinit { if ownsDescriptor { close(descriptor) } }
 
     /// Sends one datagram; returns false (and counts it) if the kernel would block or refused it.
     @discardableResult

@@ -88,6 +88,18 @@ struct RTCPublish: ParsableCommand {
     @Flag(help: "Stamp frames like seed 001's bug (+1 s per frame) to show the clock rules repair them.")
     var bogusTimestamps = false
     @Flag(help: "Log signaling and lifecycle details.") var verbose = false
+    @Option(
+        help: ArgumentHelp(
+            "WebRTC: gather ICE host candidates only on this address (repeatable).",
+            discussion: "Without it every interface but loopback; loopback only when named."
+        )
+    )
+    var iceAddress: [String] = []
+    @Option(help: "WebRTC: STUN server HOST:PORT (server-reflexive candidates).") var stun: String?
+    @Option(help: "WebRTC: TURN server turn:USER:PASS@HOST:PORT (UDP relay candidates).") var turn: String?
+    @Option(help: "WebRTC: DTLS certificate (PEM), with --dtls-key; default a fresh ECDSA P-256 one.")
+    var dtlsCert: String?
+    @Option(help: "WebRTC: the DTLS certificate's private key (PEM).") var dtlsKey: String?
 
     mutating func run() throws {
         let options: PublishOptions
@@ -225,6 +237,13 @@ struct RTCPublish: ParsableCommand {
         o.statsJSONPath = statsJson
         o.bogusTimestamps = bogusTimestamps
         o.unpaced = unpaced
+        o.webRTC = try WebRTCArguments.options(
+            iceAddresses: iceAddress,
+            stun: stun,
+            turn: turn,
+            certificate: dtlsCert,
+            privateKey: dtlsKey
+        )
         return o
     }
 

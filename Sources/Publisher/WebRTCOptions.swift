@@ -1,0 +1,19 @@
+import ICE
+
+/// How `rtc-publish` serves WebRTC subscribers (`--ice-address`, `--stun`, `--turn`,
+/// `--dtls-cert`/`--dtls-key`).
+public struct WebRTCOptions: Sendable {
+    /// Host candidates only on these addresses; empty: every interface libnice finds except
+    /// loopback (which is used only when named).
+    public var iceAddresses: [String] = []
+    public var stunServer: ICEAgent.Server?
+    public var turnServer: ICEAgent.TURNServer?
+    /// A PEM certificate and its private key; nil: a fresh ECDSA P-256 certificate at start.
+    public var certificatePath: String?
+    public var privateKeyPath: String?
+    /// From ICE connecting to DTLS done, and from the answer to ICE connecting.
+    public var handshakeTimeout: Duration = .seconds(10)
+    public var connectTimeout: Duration = .seconds(30)
+
+    public init() {}
+}

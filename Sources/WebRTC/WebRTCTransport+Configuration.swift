@@ -1,0 +1,45 @@
+import DTLS
+import ICE
+
+extension WebRTCTransport {
+    /// What every viewer's transport shares: our certificate, where ICE gathers, the servers, the
+    /// time limits.
+    public struct Configuration: Sendable {
+        /// Presented to every viewer; its fingerprint is in every answer.
+        public var certificate: DTLSCertificate
+        /// Host candidates only on these addresses (empty: every non-loopback interface libnice
+        /// finds; loopback only when named).
+        public var localAddresses: [String]
+        public var stunServer: ICEAgent.Server?
+        public var turnServer: ICEAgent.TURNServer?
+        /// From ICE connecting to DTLS done (the 10 s).
+        public var handshakeTimeout: Duration
+        /// From the answer to ICE connecting: a viewer that never checks is dropped after this.
+        public var connectTimeout: Duration
+        public var log: @Sendable (String) -> Void
+
+        public init(
+            certificate: DTLSCertificate,
+            localAddresses: [String] = [],
+            stunServer: ICEAgent.Server? = nil,
+            turnServer: ICEAgent.TURNServer? = nil,
+            handshakeTimeout: Duration = .seconds(10),
+            connectTimeout: Duration = .seconds(30),
+            log: @escaping @Sendable (String) -> Void = { _ in }
+        ) {
+            self.certificate = certificate
+            self.localAddresses = localAddresses
+            self.stunServer = stunServer
+            self.turnServer = turnServer
+            self.handshakeTimeout = handshakeTimeout
+            self.connectTimeout = connectTimeout
+            self.log = log
+        }
+
+        func validate() throws {
+            guard handshakeTimeout > .zero, connectTimeout > .zero else {
+                throw ICEError(.invalidConfiguration, "WebRTC time limits must be positive")
+            }
+        }
+    }
+}
