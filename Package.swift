@@ -252,6 +252,7 @@ let package = Package(
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
         .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP"]),
+        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.

@@ -46,6 +46,7 @@ struct ProtocolCodecTests {
             .unpublish(.init(kind: .camera)),
             .subscribe(.init(publisher: alice, kind: .screen, receive: Fixture.receive())),
             .subscribe(.init(publisher: alice, receive: Fixture.receive())),
+            .subscribe(.init(publisher: alice, kind: .screen, receive: ReceiveDescription(offer: Fixture.screenSDP))),
             .unsubscribe(.init(publisher: alice)),
             .ping,
             .signal(
@@ -209,6 +210,20 @@ struct ProtocolCodecTests {
                 .invalidField, .number(21),
                 #"subscribe: field "receive.videoPort" must be an integer in the signed 64-bit range"#
             ),
+            // A WebRTC offer says where to send by itself: ports beside it are a client's mistake.
+            (
+                #"{"type":"subscribe","id":22,"publisher":"a","receive":{"offer":"v=0\r\n","videoPort":5000}}"#,
+                .invalidField, .number(22),
+                #"subscribe: field "receive.videoPort" is not allowed with "offer" (the offer says where to send)"#
+            ),
+            (
+                #"{"type":"subscribe","id":23,"publisher":"a","receive":{"offer":"hello"}}"#,
+                .invalidField, .number(23), #"subscribe: field "receive.offer" must be an SDP starting with "v=0""#
+            ),
+            (
+                #"{"type":"subscribe","id":24,"publisher":"a","receive":{"offer":7}}"#,
+                .invalidField, .number(24), #"subscribe: field "receive.offer" must be a string"#
+            ),
         ]
     )
     func badLines(line: String, code: SignalingError.Code, id: RequestID?, message: String?) {
@@ -222,6 +237,23 @@ struct ProtocolCodecTests {
                 #expect(failure.error.message == message)
             }
         }
+    }
+
+    @Test("a WebRTC subscribe carries only the offer, on the wire and back")
+    func offerSubscribeLine() throws {
+        let request = ClientRequest(
+            id: .number(1),
+            .subscribe(.init(publisher: try Fixture.uid("alice"), receive: ReceiveDescription(offer: "v=0\r\n")))
+        )
+        let line = String(decoding: try SignalingCodec.encodeLine(request), as: UTF8.self)
+        #expect(line.contains(#""receive":{"offer":"v=0\r\n"}"#), "\(line)")
+        let decoded = try SignalingCodec.decodeRequest(Array(line.utf8.dropLast())).get()
+        guard case .subscribe(let subscribe) = decoded.message else {
+            Issue.record("not a subscribe: \(decoded)")
+            return
+        }
+        #expect(subscribe.receive.offer == "v=0\r\n")
+        #expect(subscribe.receive.videoPort == nil && subscribe.receive.cryptoSuites.isEmpty)
     }
 
     @Test("unknown fields are ignored so newer clients still work")
