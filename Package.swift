@@ -263,7 +263,8 @@ let package = Package(
             name: "PeerFeedbackTests",
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "Transport", "TestSupport"]
         ),
-        .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport"], path: "Tests/TestSupport"),
+        // Media: the timecode strip the WebRTC peers' pictures are read back with.
+        .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport", "Media"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )
