@@ -251,7 +251,7 @@ let package = Package(
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
-        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport", "JSEP"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
         // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
         .testTarget(
