@@ -256,7 +256,7 @@ let package = Package(
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
-        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport", "JSEP"]),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
         // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
         .testTarget(
@@ -268,7 +268,8 @@ let package = Package(
             name: "PeerFeedbackTests",
             dependencies: ["Publisher", "Media", "RTP", "SRTP", "Transport", "TestSupport"]
         ),
-        .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport"], path: "Tests/TestSupport"),
+        // Media: the timecode strip the WebRTC peers' pictures are read back with.
+        .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport", "Media"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build, the tests and the demo need, and only those missing.
+# Installs the Debian packages the build, the tests and the demo need, and only those missing,
+# then the Python virtual environment of the aiortc test peer (out/venv), when it is missing.
 # `setup.sh bench` adds what `make bench` needs beyond that (the peers' remaining elements, GNU
 # time). Safe to run twice: a second run finds everything present and installs nothing.
 set -euo pipefail
@@ -23,6 +24,12 @@ PACKAGES=(
   gstreamer1.0-plugins-good  # rtpbin, rtph264depay, udpsrc/udpsink
   gstreamer1.0-plugins-bad   # srtpdec/srtpenc
   gstreamer1.0-libav         # avdec_h264
+  gstreamer1.0-nice          # libnice's GStreamer plugin, webrtcbin's ICE (the webrtcbin test peer)
+  python3-gst-1.0            # GStreamer from the system Python (Tests/Peers/webrtcbin_subscriber.py)
+  gir1.2-gst-plugins-bad-1.0 # GstWebRTC and GstSdp introspection: webrtcbin's offer, answer, stats
+  gir1.2-nice-0.1            # NiceAgent introspection: the webrtcbin peer adds 127.0.0.1 to its agent
+  python3-venv               # out/venv, the aiortc test peer's environment (below)
+  coturn                     # turnserver, the TURN relay a test starts by hand (never as a service)
 )
 
 if [ "${1:-}" = "bench" ]; then
@@ -44,18 +51,61 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+  debian="all ${#PACKAGES[@]} packages present"
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # On a systemd machine, installing coturn starts turnserver on every address (port 3478) and
+  # enables it at boot (its unit ignores TURNSERVER_ENABLED in /etc/default/coturn, which only
+  # the SysV script reads). Debian's policy-rc.d hook (exit 101: "action forbidden") stops any
+  # package from starting a service during this install, unless the machine has a policy already.
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# setup.sh: no service starts while it installs packages\nexit 101\n' \
+      | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ " ${missing[*]} " == *" coturn "* ]]; then
+    # ... and not at the next boot either: the tests start turnserver themselves.
+    if [ -d /run/systemd/system ]; then
+      $SUDO systemctl disable --now coturn >/dev/null 2>&1 || true
+    else
+      $SUDO update-rc.d coturn disable >/dev/null 2>&1 || true
+    fi
+  fi
+  debian="installed ${#missing[@]} of ${#PACKAGES[@]} packages"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
-  fi
+# The aiortc test peer (Tests/Peers/aiortc_subscriber.py) runs in out/venv, made from the system
+# Python with exact versions, so every machine runs the same peer. aioice is pinned too: the
+# peer replaces its host-address list to gather on 127.0.0.1, which the listed version has.
+VENV_PACKAGES=(
+  aiortc==1.16.0  # WebRTC: JSEP offer, ICE (aioice), DTLS-SRTP, H.264 and Opus decoding
+  aioice==0.13.0  # aiortc's ICE agent
+  av==18.1.0      # PyAV (FFmpeg's decoders, in its own wheel), aiortc's media
+)
+VENV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/out/venv"
+have=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
+venv_missing=()
+for p in "${VENV_PACKAGES[@]}"; do
+  grep -qixF "$p" <<<"$have" || venv_missing+=("$p")
+done
+if [ ${#venv_missing[@]} -eq 0 ]; then
+  venv="out/venv has ${VENV_PACKAGES[*]}"
+else
+  echo "setup: installing ${venv_missing[*]} into out/venv"
+  # The system Python (Debian's, with python3-venv), not whatever python3 comes first in PATH.
+  [ -x "$VENV/bin/python" ] || /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${VENV_PACKAGES[@]}"
+  venv="out/venv made with ${VENV_PACKAGES[*]}"
 fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+echo "setup: $debian; $venv"
