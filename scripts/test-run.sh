@@ -14,10 +14,11 @@ if [ "$status" -ne 0 ]; then
     echo "---- last 10 lines ----"
     tail -10 "$log" | cut -c1-300
     # Swift Testing: '✘ Test x() recorded an issue at File.swift:L:C: ...' and the indented lines
-    # after it; XCTest: 'error:' lines. A crash leaves neither, so the log's last lines come first.
+    # after it; XCTest: 'error:' lines; a crash: swift test's 'signal code' line (the log's last
+    # lines come first, they show what ran last).
     # The issues come last and short: a CI report that keeps only the end of the output keeps them.
     echo "---- the issues it recorded ----"
-    grep -A6 -E '✘ Test .*recorded an issue|: error: |Fatal error|Crash' "$log" | cut -c1-400 | head -60
+    grep -A6 -E '✘ Test .*recorded an issue|: error: |Fatal error|Crash|signal code' "$log" | cut -c1-400 | head -60
     echo "---- failed: $(grep -oE '✘ Test [^ ]+ failed' "$log" | sed 's/✘ Test //; s/ failed//' | sort -u | tr '\n' ' ')"
 fi
 exit "$status"

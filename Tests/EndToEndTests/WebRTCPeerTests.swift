@@ -29,15 +29,9 @@ import Testing
         #expect(subscriber.exitStatus == 0, "\(peer):\n\(subscriber.output)")
         let got = try subscriber.received()
         let rejected = try #require(got.summary.rejected, "\(peer) got no error:\n\(subscriber.output)")
-        // The server's own words, printed by the peer. rtc-signal answers an offer for a uid not in
-        // the room with no-such-member; until its protocol takes `receive.offer` (issue 17), it
-        // refuses the subscribe for its missing address instead. Either way the error is the
-        // server's reply to this subscribe, read by the peer's signaling client.
-        #expect(
-            rejected.code == "no-such-member"
-                || (rejected.code == "missing-field" && rejected.message.contains("receive.address")),
-            "\(peer): \(rejected)"
-        )
+        // The server's own words, printed by the peer: a subscribe with an offer is well formed,
+        // and the uid is not in the room.
+        #expect(rejected.code == "no-such-member", "\(peer): \(rejected)")
         #expect(subscriber.output.contains("rejected: \(rejected.code): \(rejected.message)"), "\(subscriber.output)")
         #expect(got.summary.ok && got.summary.error == nil, "\(got)")
         #expect(got.summary.uid == uid && got.summary.times["joined"] != nil, "\(got)")

@@ -154,6 +154,12 @@ class AiortcPeer(room.Peer):
                 if stats.kind == "video":
                     self.video_ssrc = stats.ssrc
 
+    async def drop_media(self):
+        # aioice's sockets, closed under it: no DTLS close_notify, no RTCP BYE, no consent answers.
+        connection = self.video_receiver.transport.transport._connection
+        for protocol in list(connection._protocols):
+            protocol.transport.close()
+
     async def send_pli(self):
         if self.video_ssrc is None:
             await self.update_stats()

@@ -76,6 +76,18 @@ def parse_arguments(peer_name):
         "(os._exit: no BYE, no DTLS close, no unsubscribe, no leave)",
     )
     parser.add_argument(
+        "--drop-media-after",
+        type=float,
+        metavar="SECONDS",
+        help="this long after the first decoded video frame, close the ICE sockets (no DTLS close, "
+        "signaling stays up) and wait for the publisher to end the session (consent freshness)",
+    )
+    parser.add_argument(
+        "--wrong-fingerprint",
+        action="store_true",
+        help="send the offer with its a=fingerprint digests changed: the publisher must refuse DTLS",
+    )
+    parser.add_argument(
         "--expect-reject",
         action="store_true",
         help="subscribe at once (without waiting for the publisher's stream) and exit 0 when the "
@@ -434,6 +446,9 @@ class Peer:
     async def update_stats(self):  # puts packet counts into the recorder
         raise NotImplementedError
 
+    async def drop_media(self):  # closes the ICE sockets without a word (consent freshness)
+        raise Failure(f"{self.name} cannot drop its media")
+
     async def send_pli(self):  # returns (sent, detail)
         raise NotImplementedError
 
@@ -511,6 +526,9 @@ async def run(peer, args, recorder):
         if f" {args.ice_address} " not in offer:
             raise Failure(f"the offer has no candidate on {args.ice_address} (see offer.sdp)")
 
+        if args.wrong_fingerprint:
+            offer = wrong_fingerprints(offer)
+            recorder.write_file("offer-sent.sdp", offer)
         subscribe = {"type": "subscribe", "publisher": args.publisher, "receive": {"offer": offer}}
         if kind:
             subscribe["kind"] = kind
@@ -595,11 +613,27 @@ async def wait_until(peer, recorder, signaling, seconds, condition, what):
         await asyncio.sleep(0.02)
 
 
+def wrong_fingerprints(offer):
+    """The offer with the first byte of every a=fingerprint digest changed (still well formed)."""
+    lines = []
+    for line in offer.split("\r\n"):
+        if line.startswith("a=fingerprint:") and " " in line:
+            name, digest = line.split(" ", 1)
+            first = "00" if not digest.startswith("00") else "FF"
+            line = f"{name} {first}{digest[2:]}"
+        lines.append(line)
+    return "\r\n".join(lines)
+
+
 def check_events(signaling):
-    """Raises on events that end the subscription; returns the reason for `unsubscribed`."""
+    """Raises on events that end the subscription; returns the reason for `unsubscribed`, or the
+    publisher's `signal` that it ended the WebRTC session."""
     while not signaling.events.empty():
         event = signaling.events.get_nowait()
         kind = event.get("type")
+        payload = event.get("payload") if kind == "signal" else None
+        if isinstance(payload, dict) and payload.get("event") == "webrtc-ended":
+            return f"the publisher ended the WebRTC session: {payload.get('reason')}"
         if kind in ("goodbye", "connection-lost"):
             raise Failure(f"rtc-signal ended the connection: {event.get('reason', '')} {event.get('message', '')}")
         if kind == "unsubscribed":
@@ -612,6 +646,8 @@ async def receive(peer, args, recorder, signaling):
     anchor = time.monotonic()
     pli_due = None if args.send_pli_at is None else anchor + args.send_pli_at
     kill_due = None if args.kill_after is None else anchor + args.kill_after
+    drop_due = None if args.drop_media_after is None else anchor + args.drop_media_after
+    dropped = False
     end = anchor + args.seconds
     next_progress = anchor
     while time.monotonic() < end:
@@ -624,16 +660,23 @@ async def receive(peer, args, recorder, signaling):
             recorder.write_summary()
             print(recorder.one_line(), flush=True)
             os._exit(0)
+        if drop_due is not None and now >= drop_due:
+            drop_due = None
+            dropped = True
+            await peer.drop_media()
+            recorder.mark("mediaDropped")
+            print(f"{peer.name}: media dropped (ICE sockets closed, signaling kept)", file=sys.stderr, flush=True)
         if pli_due is not None and now >= pli_due:
             pli_due = None
             sent, detail = await peer.send_pli()
             recorder.pli(sent, detail)
             print(f"{peer.name}: PLI {'sent' if sent else 'NOT sent'}: {detail}", file=sys.stderr)
-        reason = peer.failure()
+        reason = None if dropped else peer.failure()
         if reason:
             raise Failure(f"{reason} while receiving")
         ended = check_events(signaling)
         if ended:
+            recorder.mark("ended")
             recorder.set("endReason", ended)
             print(f"{peer.name}: {ended}", file=sys.stderr)
             return

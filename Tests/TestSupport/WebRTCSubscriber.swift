@@ -48,6 +48,11 @@ public final class WebRTCSubscriber {
         public var deadline: Double?
         /// A join token, when rtc-signal runs with a secret.
         public var token: String?
+        /// This long after the first decoded video frame, close the ICE sockets (aiortc only) and
+        /// keep signaling up: the publisher's consent checks must notice.
+        public var dropMediaAfter: Double?
+        /// Offer with changed `a=fingerprint` digests: the publisher must refuse DTLS.
+        public var wrongFingerprint = false
 
         public init(
             seconds: Double = 5,
@@ -57,8 +62,12 @@ public final class WebRTCSubscriber {
             expectReject: Bool = false,
             waitPublisher: Double? = nil,
             deadline: Double? = nil,
-            token: String? = nil
+            token: String? = nil,
+            dropMediaAfter: Double? = nil,
+            wrongFingerprint: Bool = false
         ) {
+            self.dropMediaAfter = dropMediaAfter
+            self.wrongFingerprint = wrongFingerprint
             self.seconds = seconds
             self.iceAddress = iceAddress
             self.sendPLIAt = sendPLIAt
@@ -134,9 +143,11 @@ public final class WebRTCSubscriber {
             ("--wait-publisher", options.waitPublisher.map { "\($0)" }),
             ("--deadline", options.deadline.map { "\($0)" }),
             ("--token", options.token),
+            ("--drop-media-after", options.dropMediaAfter.map { "\($0)" }),
         ]
         for case let (option, value?) in optional { arguments += [option, value] }
         if options.expectReject { arguments.append("--expect-reject") }
+        if options.wrongFingerprint { arguments.append("--wrong-fingerprint") }
         return arguments
     }
 

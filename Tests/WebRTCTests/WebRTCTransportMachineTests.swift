@@ -4,9 +4,8 @@ import Testing
 
 /// The transport's phases: forward only, and a final phase stays final whatever arrives late.
 @Suite struct WebRTCTransportMachineTests {
-    enum Step: CustomStringConvertible {
+    enum Step: Sendable {
         case answerSent, iceConnected, dtlsConnected, fail, close
-        var description: String { "\(self)" }
     }
 
     private func run(_ steps: [Step]) -> (applied: [Bool], phase: WebRTCTransportPhase) {

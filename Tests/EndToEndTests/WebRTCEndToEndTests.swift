@@ -1,0 +1,190 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// WebRTC subscribers of the real rtc-publish through the real rtc-signal: aiortc and GStreamer's
+/// webrtcbin (Tests/Peers) offer, our publisher answers, ICE (libnice) and DTLS-SRTP (OpenSSL)
+/// connect on loopback, and the peers decode the synthetic screen. Part of the serialized
+/// end-to-end suite: each test streams in real time.
+extension PublishEndToEndTests {
+    /// rtc-signal and an rtc-publish that gathers ICE on loopback only, streaming for `seconds`.
+    static func webRTCRoom(
+        _ directory: TemporaryDirectory,
+        seconds: Int
+    ) throws -> (signal: BackgroundProcess, publish: BackgroundProcess, port: Int) {
+        let port = try freeTCPPort()
+        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
+                "--ice-address", "127.0.0.1", "--size", "\(width)x\(height)", "--duration", "\(seconds)",
+                "--stats-json", "stats.jsonl",
+            ],
+            directory: directory
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
+        return (signal, publish, port)
+    }
+
+    /// The host candidate port our answer names (the publisher's end of the 5-tuple).
+    static func answeredPort(_ answer: String) -> Int? {
+        answer.split(separator: "\r\n").lazy.compactMap { line -> Int? in
+            guard line.hasPrefix("a=candidate:") else { return nil }
+            let fields = line.split(separator: " ")
+            return fields.count > 5 && fields[4] == "127.0.0.1" ? Int(fields[5]) : nil
+        }.first
+    }
+
+    /// Datagrams of every RFC 7983 class that are not what they claim: STUN with a bad length
+    /// and no integrity, DTLS records with nonsense, "SRTCP" that fails authentication.
+    static func garbage(count: Int) -> [[UInt8]] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { index in
+            var bytes = (0..<(20 + index % 180)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            switch index % 3 {
+            case 0: bytes[0] = UInt8(index % 4)  // STUN's first byte 0–3
+            case 1: bytes[0...2] = [22, 0xFE, 0xFD]  // a DTLS 1.2 handshake record header
+            default: bytes[0...1] = [0x80, 201]  // RTCP RR type: "SRTCP" with a made-up tag
+            }
+            return bytes
+        }
+    }
+
+    /// A viewer of each stack subscribes with its offer and decodes the screen: whole pictures in
+    /// order, at the capture rate by RTP time, its Opus too, and its PLI reaches the publisher.
+    /// Meanwhile garbage of every RFC 7983 class hits the publisher's ICE port: nothing breaks.
+    @Test(arguments: WebRTCSubscriber.Peer.allCases)
+    func aWebRTCViewerDecodesTheScreenShare(peer: WebRTCSubscriber.Peer) throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 16)
+        let viewer = try WebRTCSubscriber(
+            peer,
+            signalPort: port,
+            room: "123456",
+            uid: "bob_sub",
+            publisher: "alice_sub",
+            options: .init(seconds: 7, sendPLIAt: 3, deadline: 60),
+            directory: directory
+        )
+        // Once the answer is out, garbage to the port it names, from another socket.
+        let answerFile = viewer.outputDirectory + "/answer.sdp"
+        try viewer.process.waitUntil(deadlineSeconds: 30, "the answer") {
+            FileManager.default.fileExists(atPath: answerFile)
+        }
+        let answer = try String(contentsOfFile: answerFile, encoding: .utf8)
+        let mediaPort = try #require(Self.answeredPort(answer), "no 127.0.0.1 candidate in the answer:\n\(answer)")
+        let attacker = try LoopbackUDPSocket()
+        for datagram in Self.garbage(count: 300) {
+            try datagram.withUnsafeBytes { try attacker.send($0, to: UInt16(mediaPort)) }
+        }
+
+        #expect(viewer.waitForExit(deadlineSeconds: 60), "\(peer):\n\(viewer.output)")
+        #expect(viewer.exitStatus == 0, "\(peer):\n\(viewer.output)\n\(publish.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        signal.interrupt()
+        let got = try viewer.received()
+        let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
+
+        // The answer: what the SDP section asks for.
+        for line in ["a=setup:active", "a=fingerprint:sha-256 ", "a=ice-ufrag:", "a=rtcp-mux", "a=sendonly"] {
+            #expect(answer.contains(line), "\(peer): no \(line) in the answer:\n\(answer)")
+        }
+        #expect(answer.contains("packetization-mode=1"), "\(answer)")
+        // Whole pictures, in order, none repeated; ≥ 95 % of those the stream spans (frames the
+        // publisher left out under load are counted and forgiven); 30 fps ± 10 % by RTP time.
+        let timecodes = got.timecodes
+        let span = Int(timecodes.lastFrame ?? 0) - Int(timecodes.firstFrame ?? 0) + 1
+        #expect(timecodes.pictures >= 150, "\(peer): \(got)")
+        #expect(timecodes.readable == timecodes.pictures, "\(peer): \(got)")
+        #expect(timecodes.outOfOrder == 0 && timecodes.repeated == 0, "\(peer): \(got)")
+        #expect(
+            Double(timecodes.pictures) >= 0.95 * Double(span - totals.framesLeftOut),
+            "\(peer): \(got); \(totals)"
+        )
+        let fps = got.framesPerSecondByRTP ?? 0
+        #expect(fps >= 27 && fps <= 33, "\(peer): \(fps) fps by RTP time; \(got)")
+        // Opus decoded: 48 kHz, most of the seconds received.
+        #expect(got.summary.audio.sampleRate == 48_000, "\(peer): \(got.summary.audio)")
+        #expect(got.summary.audio.seconds >= 5, "\(peer): \(got.summary.audio)")
+        // Its key-frame request reached the publisher through SRTCP (the inbox), verified with its
+        // DTLS keys: aiortc sends a PLI, webrtcbin turns the request into a FIR (RFC 5104).
+        let feedback = try Self.finalFeedback(directory, destination: "sub:bob_sub")
+        let requests = (feedback["pictureLossIndications"] as? Int ?? 0) + (feedback["fullIntraRequests"] as? Int ?? 0)
+        #expect(requests >= 1, "\(peer): \(feedback)")
+        #expect((feedback["rtcpAuthenticationFailures"] as? Int ?? 0) == 0, "\(peer): \(feedback)")
+        #expect(publish.output.contains("WebRTC subscriber bob_sub connected"), "\(publish.output)")
+        #expect(publish.output.contains("webrtc bob_sub connected"), "status line: \(publish.output)")
+        print("webrtc \(peer): \(got); fps \(fps); feedback \(feedback)")
+    }
+
+    /// Offers the publisher cannot serve are refused, each with the reason named, and the
+    /// viewer that came with a wrong fingerprint never gets a DTLS session: refused and logged.
+    @Test func offersThePublisherCannotServeAreRefusedByName() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 25)
+        let forger = try WebRTCSubscriber(
+            .aiortc,
+            signalPort: port,
+            room: "123456",
+            uid: "mallory_sub",
+            publisher: "alice_sub",
+            options: .init(seconds: 3, deadline: 40, wrongFingerprint: true),
+            directory: directory
+        )
+        #expect(forger.waitForExit(deadlineSeconds: 60), "\(forger.output)")
+        #expect(forger.exitStatus == 1, "\(forger.output)")
+        // Our DTLS client refuses the certificate with an alert: the forger's DTLS fails at once.
+        #expect(forger.output.contains("DTLS failed"), "\(forger.output)")
+        #expect(
+            publish.output.contains("WebRTC subscriber mallory_sub removed: DTLS: the peer's certificate"),
+            "\(publish.output)"
+        )
+        // Malformed and unservable offers, straight from a signaling client.
+        let refusals = try Self.subscribeWithOffers(
+            port: port,
+            [
+                "v=0\r\nthis is not SDP\r\n",
+                Self.offerWithoutH264,
+            ]
+        )
+        #expect(refusals.count == 2, "\(refusals)")
+        #expect(
+            refusals.allSatisfy { $0.hasPrefix("subscribe-rejected: ") && $0.contains("offer refused: ") },
+            "\(refusals)"
+        )
+        #expect(refusals.first?.contains("line 2") ?? false, "\(refusals)")
+        #expect(refusals.last?.contains("H.264") ?? false, "\(refusals)")
+        #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.output)")
+        signal.interrupt()
+        print("refusals: \(refusals)")
+    }
+
+    /// A viewer that vanishes without a word (its ICE sockets closed, its signaling still up) is
+    /// dropped by consent freshness (RFC 7675) within 30 s, and told so.
+    @Test func aVanishedViewerIsDroppedByConsentFreshness() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 45)
+        let viewer = try WebRTCSubscriber(
+            .aiortc,
+            signalPort: port,
+            room: "123456",
+            uid: "bob_sub",
+            publisher: "alice_sub",
+            options: .init(seconds: 40, deadline: 80, dropMediaAfter: 2),
+            directory: directory
+        )
+        #expect(viewer.waitForExit(deadlineSeconds: 80), "\(viewer.output)")
+        #expect(viewer.exitStatus == 0, "\(viewer.output)")
+        let got = try viewer.received()
+        let dropped = try #require(got.summary.times["mediaDropped"], "\(viewer.output)")
+        let ended = try #require(got.summary.times["ended"], "the publisher never ended it:\n\(viewer.output)")
+        #expect(ended - dropped <= 30, "removed \(ended - dropped) s after the viewer vanished")
+        #expect(got.summary.endReason?.contains("consent lost") ?? false, "\(got.summary)")
+        #expect(publish.output.contains("WebRTC subscriber bob_sub removed: consent lost"), "\(publish.output)")
+        publish.interrupt()
+        signal.interrupt()
+        print("consent: removed \(ended - dropped) s after the viewer's media vanished")
+    }
+}
