@@ -55,29 +55,29 @@ public final class UDPSocket: @unchecked Sendable {
             close(fd)
             throw error
         }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
         self.descriptor = fd
         self.usesSegmentationOffload = segmentationOffload
-        self.localAddress = UDPAddress(storage: bound, length: length)
+        self.localAddress = Self.boundAddress(of: fd)
         self.ownsDescriptor = true
     }
 
     /// Sends on a bound UDP socket another library owns and reads (libnice's selected ICE socket):
     /// never closed, read or reconfigured here. The owner must keep it open while this lives.
     public init(borrowing descriptor: Int32, segmentationOffload: Bool = true) {
+        self.descriptor = descriptor
+        self.usesSegmentationOffload = segmentationOffload
+        self.localAddress = Self.boundAddress(of: descriptor)
+        self.ownsDescriptor = false
+    }
+
+    /// The address `fd` is bound to (`getsockname`).
+    private static func boundAddress(of fd: Int32) -> UDPAddress {
         var bound = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        self.descriptor = descriptor
-        self.usesSegmentationOffload = segmentationOffload
-        self.localAddress = UDPAddress(storage: bound, length: length)
-        self.ownsDescriptor = false
+        return UDPAddress(storage: bound, length: length)
     }
 
     deinit { if ownsDescriptor { close(descriptor) } }

@@ -103,9 +103,7 @@ import Testing
     /// Room path: two viewers with their own keys; when one leaves, the other keeps receiving.
     @Test func twoViewersInARoomEachWithTheirOwnKeys() throws {
         let directory = try TemporaryDirectory()
-        let port = try freeTCPPort()
-        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
-        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let (signal, port) = try startRoomServer(in: directory)
         let publish = try BackgroundProcess(
             try builtProgram("rtc-publish"),
             [

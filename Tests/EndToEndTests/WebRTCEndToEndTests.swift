@@ -12,9 +12,7 @@ extension PublishEndToEndTests {
         _ directory: TemporaryDirectory,
         seconds: Int
     ) throws -> (signal: BackgroundProcess, publish: BackgroundProcess, port: Int) {
-        let port = try freeTCPPort()
-        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
-        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let (signal, port) = try startRoomServer(in: directory)
         let publish = try BackgroundProcess(
             try builtProgram("rtc-publish"),
             [

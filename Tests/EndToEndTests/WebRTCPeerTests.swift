@@ -12,9 +12,7 @@ import Testing
     @Test(arguments: WebRTCSubscriber.Peer.allCases)
     func subscribingToAMissingPublisherEndsWithTheServersError(peer: WebRTCSubscriber.Peer) throws {
         let directory = try TemporaryDirectory()
-        let port = try freeTCPPort()
-        let signal = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
-        try signal.waitUntil(deadlineSeconds: 20, "listening") { signal.output.contains("listening") }
+        let (signal, port) = try startRoomServer(in: directory)
         let uid = "bob_sub"
         let subscriber = try WebRTCSubscriber(
             peer,

@@ -123,3 +123,11 @@ public func freeTCPPort() throws -> Int {
     guard bound else { throw InteropFailure("cannot bind a TCP port") }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// A real rtc-signal on a free loopback port, listening: the room server of end-to-end tests.
+public func startRoomServer(in directory: TemporaryDirectory) throws -> (server: BackgroundProcess, port: Int) {
+    let port = try freeTCPPort()
+    let server = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+    try server.waitUntil(deadlineSeconds: 20, "listening") { server.output.contains("listening") }
+    return (server, port)
+}
