@@ -225,6 +225,7 @@ let package = Package(
                 "SignalingAuth",
                 "SignalingServer",
                 "SignalingClient",
+                "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

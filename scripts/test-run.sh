@@ -19,6 +19,6 @@ if [ "$status" -ne 0 ]; then
     # The issues come last and short: a CI report that keeps only the end of the output keeps them.
     echo "---- the issues it recorded ----"
     grep -A6 -E '✘ Test .*recorded an issue|: error: |Fatal error|Crash|signal code' "$log" | cut -c1-400 | head -60
-    echo "---- failed: $(grep -oE '✘ Test [^ ]+ failed' "$log" | sed 's/✘ Test //; s/ failed//' | sort -u | tr '\n' ' ')"
+    echo "---- failed: $(grep -E '^✘ Test .* failed after' "$log" | sed -E 's/^✘ Test (.*) failed after.*/\1/' | sort -u | tr '\n' ' ')"
 fi
 exit "$status"

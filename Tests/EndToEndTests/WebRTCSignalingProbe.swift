@@ -2,10 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// What the WebRTC end-to-end tests read besides the peers: the publisher's feedback counters
 /// and the server's replies to offers sent by hand.
 extension PublishEndToEndTests {
@@ -29,29 +25,14 @@ extension PublishEndToEndTests {
     /// alice_sub with each offer in turn; returns each reply as "code: message" for an error, or
     /// "answered". JSON lines, as Docs/signaling.md describes them.
     static func subscribeWithOffers(port: Int, _ offers: [String]) throws -> [String] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw InteropFailure("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw InteropFailure("connect to rtc-signal: \(errno)") }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let client = try RawTCPClient(port: port)
         var pending = [UInt8]()
         func send(_ object: [String: Any]) throws {
-            let line = try JSONSerialization.data(withJSONObject: object) + Data("\n".utf8)
-            let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written == line.count else { throw InteropFailure("write to rtc-signal failed") }
+            try client.send(Array(try JSONSerialization.data(withJSONObject: object)) + [UInt8(ascii: "\n")])
         }
         func reply(to id: Int) throws -> [String: Any] {
-            while true {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
                 if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = Data(pending[..<newline])
                     pending.removeSubrange(...newline)
@@ -62,11 +43,11 @@ extension PublishEndToEndTests {
                     }
                     continue
                 }
-                var chunk = [UInt8](repeating: 0, count: 65_536)
-                let count = read(fd, &chunk, chunk.count)
-                guard count > 0 else { throw InteropFailure("rtc-signal sent no reply to request \(id)") }
-                pending += chunk[0..<count]
+                let (bytes, end) = client.receive(waitingMilliseconds: 100)
+                if let end { throw InteropFailure("rtc-signal ended the connection (\(end)) before replying to \(id)") }
+                pending += bytes
             }
+            throw InteropFailure("rtc-signal sent no reply to request \(id) in 20 s")
         }
         try send(["type": "join", "id": 1, "version": 1, "room": "123456", "uid": "probe_sub", "role": "subscriber"])
         let joined = try reply(to: 1)

@@ -39,7 +39,7 @@ import Testing
         )
         #expect(mdns.isMDNS)
         #expect(throws: CandidateSyntaxError.self) {
-            try ICECandidate(attribute: "a=candidate:1 1 udp x 1.2.3.4 5 typ host")
+            try ICECandidate(attribute: "a=candidate:1 1 udp x 127.0.0.1 5 typ host")
         }
         #expect(throws: CandidateSyntaxError.self) { try ICECandidate(attribute: "a=ice-ufrag:abcd") }
     }

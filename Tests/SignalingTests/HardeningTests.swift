@@ -3,6 +3,7 @@ import Logging
 import SignalingProtocol
 import SignalingServer
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -9,19 +9,19 @@ import Foundation
 ///
 /// Its calls block: from async tests run them through ``offPool(_:)``, or they starve the two
 /// cooperative threads the in-process server's connections run on.
-final class RawTCPClient: @unchecked Sendable {
-    let descriptor: Int32
+public final class RawTCPClient: @unchecked Sendable {
+    public let descriptor: Int32
 
     /// How a read loop ended.
-    enum End: Equatable {
+    public enum End: Equatable, Sendable {
         case endOfFile
         case reset
         case timedOut
     }
 
-    init(port: Int) throws {
+    public init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        guard descriptor >= 0 else { throw InteropFailure("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -34,41 +34,41 @@ final class RawTCPClient: @unchecked Sendable {
         guard connected == 0 else {
             let code = errno
             close(descriptor)
-            throw TestFailure("connect to 127.0.0.1:\(port): errno \(code)")
+            throw InteropFailure("connect to 127.0.0.1:\(port): errno \(code)")
         }
     }
 
     deinit { close(descriptor) }
 
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try send(Array(text.utf8))
     }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
-            guard sent > 0 else { throw TestFailure("send: errno \(errno)") }
+            guard sent > 0 else { throw InteropFailure("send: errno \(errno)") }
             offset += sent
         }
     }
 
     /// Sends without blocking; returns the bytes the kernel took (0 when its buffer is full).
-    func sendSome(_ bytes: [UInt8]) -> Int {
+    public func sendSome(_ bytes: [UInt8]) -> Int {
         let sent = bytes.withUnsafeBytes {
             Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
         return max(0, sent)
     }
 
-    func shutdownWrite() {
+    public func shutdownWrite() {
         shutdown(descriptor, Int32(SHUT_WR))
     }
 
     /// Reads what is there now, waiting up to `milliseconds` for the first byte; nil at the end.
-    func receive(waitingMilliseconds milliseconds: Int32) -> (bytes: [UInt8], end: End?) {
+    public func receive(waitingMilliseconds milliseconds: Int32) -> (bytes: [UInt8], end: End?) {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, milliseconds) > 0 else { return ([], nil) }
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -79,7 +79,7 @@ final class RawTCPClient: @unchecked Sendable {
     }
 
     /// Reads until the server ends the connection or `seconds` pass; the lines and how it ended.
-    func linesUntilEnd(seconds: Double = 10) -> (lines: [String], end: End) {
+    public func linesUntilEnd(seconds: Double = 10) -> (lines: [String], end: End) {
         var data: [UInt8] = []
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -90,16 +90,7 @@ final class RawTCPClient: @unchecked Sendable {
         return (Self.lines(data), .timedOut)
     }
 
-    static func lines(_ data: [UInt8]) -> [String] {
+    public static func lines(_ data: [UInt8]) -> [String] {
         String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-}
-
-/// Runs blocking socket work on a thread of its own, off Swift's cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try body() })
-        }
     }
 }
