@@ -30,6 +30,8 @@ PACKAGES=(
   gir1.2-nice-0.1            # NiceAgent introspection: the webrtcbin peer adds 127.0.0.1 to its agent
   python3-venv               # out/venv, the aiortc test peer's environment (below)
   coturn                     # turnserver, the TURN relay a test starts by hand (never as a service)
+  iproute2                   # ip netns: the network namespaces the loss test makes for itself
+  nftables                   # nft: random loss inside that namespace (this kernel has no netem)
 )
 
 if [ "${1:-}" = "bench" ]; then

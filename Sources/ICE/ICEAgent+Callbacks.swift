@@ -144,6 +144,7 @@ extension ICEAgent {
         rtc_nice_set_bool(agent, "ice-udp", 1)
         rtc_nice_set_bool(agent, "upnp", 0)
         rtc_nice_set_bool(agent, "keepalive-conncheck", 1)
+        rtc_nice_set_bool(agent, "force-relay", configuration.relayOnly ? 1 : 0)
         rtc_nice_set_uint(agent, "stun-max-retransmissions", configuration.checkRetransmissions)
         rtc_nice_set_uint(agent, "stun-initial-timeout", configuration.checkInitialTimeoutMilliseconds)
         if let stun, let server = configuration.stunServer {

@@ -19,6 +19,9 @@ extension ICEAgent {
         public var stunServer: Server?
         /// A TURN server, UDP, for a relayed candidate (`--turn turn:USER:PASS@HOST:PORT`).
         public var turnServer: TURNServer?
+        /// Only relayed candidates are offered and checked (`--ice-transport-policy relay`, the W3C
+        /// `iceTransportPolicy`: no local address reaches the peer; libnice's `force-relay`).
+        public var relayOnly: Bool
         /// Our ufrag and password; nil lets libnice generate them (4 and 22 random ice-chars).
         public var localCredentials: ICECredentials?
         /// Retransmissions of a connectivity check before it fails (`stun-max-retransmissions`,
@@ -37,6 +40,7 @@ extension ICEAgent {
             localAddresses: [String] = [],
             stunServer: Server? = nil,
             turnServer: TURNServer? = nil,
+            relayOnly: Bool = false,
             localCredentials: ICECredentials? = nil,
             checkRetransmissions: UInt32 = 7,
             checkInitialTimeoutMilliseconds: UInt32 = 200,
@@ -46,6 +50,7 @@ extension ICEAgent {
             self.localAddresses = localAddresses
             self.stunServer = stunServer
             self.turnServer = turnServer
+            self.relayOnly = relayOnly
             self.localCredentials = localCredentials
             self.checkRetransmissions = checkRetransmissions
             self.checkInitialTimeoutMilliseconds = checkInitialTimeoutMilliseconds
@@ -68,6 +73,9 @@ extension ICEAgent {
             }
             if let turnServer, turnServer.username.isEmpty || turnServer.password.isEmpty {
                 throw ICEError(.invalidConfiguration, "a TURN server needs a user name and a password")
+            }
+            if relayOnly, turnServer == nil {
+                throw ICEError(.invalidConfiguration, "a relay-only transport policy needs a TURN server")
             }
         }
     }

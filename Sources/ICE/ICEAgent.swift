@@ -1,4 +1,5 @@
 import CNice
+import Dispatch
 import JSEP
 import Synchronization
 
@@ -41,6 +42,9 @@ public final class ICEAgent: @unchecked Sendable {
     /// The longest remote `candidate:…` attribute handed to libnice, in bytes: one with every
     /// extension a browser adds is under 250.
     public static let maximumCandidateLength = 512
+    /// How long `stop()` waits for libnice to release TURN allocations (a loopback or LAN server
+    /// answers in milliseconds; an unreachable one must not hold a viewer's removal up).
+    static let closeWait = DispatchTimeInterval.milliseconds(500)
 
     public typealias EventHandler = @Sendable (ICEEvent) -> Void
     public typealias ReceiveHandler = @Sendable (UnsafeRawBufferPointer, ICEDatagramClass) -> Void
@@ -219,19 +223,30 @@ public final class ICEAgent: @unchecked Sendable {
         }
     }
 
-    /// Detaches the handlers, frees the libnice agent (its sockets close) and joins the GLib
-    /// thread. No handler runs after it returns. Idempotent; not from a handler.
+    /// Detaches the handlers, closes the libnice agent (a TURN allocation is released with a
+    /// zero-lifetime Refresh, waited for at most `closeWait`), frees it (its sockets close) and
+    /// joins the GLib thread. No handler runs after it returns. Idempotent; not from a handler.
     public func stop() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
         }
         guard first else { return }
+        let closed = DispatchSemaphore(value: 0)
         glib.sync {
             nice_agent_attach_recv(agent, streamID, 1, glib.context, nil, nil)
             for handler in signalHandlers { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), handler) }
-            g_object_unref(UnsafeMutableRawPointer(agent))
+            nice_agent_close_async(
+                agent,
+                { _, _, user in
+                    guard let user else { return }
+                    Unmanaged<DispatchSemaphore>.fromOpaque(user).takeRetainedValue().signal()
+                },
+                Unmanaged.passRetained(closed).toOpaque()
+            )
         }
+        _ = closed.wait(timeout: .now() + Self.closeWait)
+        glib.sync { g_object_unref(UnsafeMutableRawPointer(agent)) }
         glib.stop()
         core.inner.withLock { $0.state = .closed }
         Unmanaged.passUnretained(core).release()

@@ -120,6 +120,19 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
         return name.lowercased().hasSuffix(".local")
     }
 
+    /// The same candidate with `raddr`/`rport` as `0.0.0.0`/`::` and 0, as browsers write them
+    /// under a relay-only policy: the related address (for a relayed candidate, the mapped
+    /// address the TURN server saw) is diagnostic only (RFC 8445 §5.1.3) and would tell the peer
+    /// the local address the policy hides. Host candidates, which have none, are unchanged.
+    public var relatedAddressHidden: ICECandidate {
+        guard case .ip(let related)? = relatedAddress else { return self }
+        var hidden = self
+        let unspecified = related.family == .ipv6 ? "::" : "0.0.0.0"
+        hidden.relatedAddress = (try? SDPAddress(family: related.family, address: unspecified)).map { .ip($0) }
+        hidden.relatedPort = 0
+        return hidden
+    }
+
     /// The value after `a=candidate:`.
     public var attributeValue: String {
         var fields = [

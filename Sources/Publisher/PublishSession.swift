@@ -173,6 +173,7 @@ public final class PublishSession: @unchecked Sendable {
                     localAddresses: webRTCOptions.iceAddresses,
                     stunServer: webRTCOptions.stunServer,
                     turnServer: webRTCOptions.turnServer,
+                    relayOnly: webRTCOptions.relayOnly,
                     handshakeTimeout: webRTCOptions.handshakeTimeout,
                     connectTimeout: webRTCOptions.connectTimeout,
                     log: { log.info("\($0)") }
@@ -419,6 +420,7 @@ public final class PublishSession: @unchecked Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
+            webRTC.refreshStatistics()
             let current = control.snapshot()
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)

@@ -37,10 +37,11 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var bitrateChangesRefused = 0
     /// What each destination's receiver reported back (RTCP RR, NACK, PLI/FIR, REMB), by id.
     public var feedback: [String: FeedbackStatistics] = [:]
+    /// Each WebRTC viewer's transport, by uid: its state ("ice checking", "dtls-handshake",
+    /// "connected", …), path and counters.
+    public var webRTCViewers: [String: WebRTCViewerStatistics] = [:]
     /// Encoded frames and audio packets waiting for the sender thread now, and the most ever
     /// (a large room after an IDR shows here, not as dropped frames).
-    /// Each WebRTC viewer's transport, by uid: "ice checking", "dtls-handshake", "connected", ….
-    public var webRTCViewers: [String: String] = [:]
     public var sendQueueDepth = 0
     public var sendQueueDeepest = 0
 
@@ -55,11 +56,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
         let capture = new.capture == "off" ? "" : " | capture \(new.capture)"
         let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
-        let viewers =
-            new.webRTCViewers.isEmpty
-            ? ""
-            : " | webrtc "
-                + new.webRTCViewers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let viewerStates = new.webRTCViewers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.state)" }
+        let viewers = viewerStates.isEmpty ? "" : " | webrtc " + viewerStates.joined(separator: ", ")
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
             ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""

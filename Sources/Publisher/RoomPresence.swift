@@ -164,6 +164,10 @@ struct RoomPresence {
                 control.statistics.withLock { $0.subscribers += 1 }
                 setViewerState(subscriber, "connected")
                 let pair = link.pair.map { "\($0)" } ?? "?"
+                control.statistics.withLock {
+                    $0.webRTCViewers[subscriber]?.path = pair
+                    $0.webRTCViewers[subscriber]?.srtpProfile = "\(link.keys.profile)"
+                }
                 status("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
             } catch {
                 await end(subscriber, reason: "cannot send to it: \(error)", client: client)
@@ -171,6 +175,7 @@ struct RoomPresence {
         case .pathChanged(let link):
             do {
                 try webRTC.changePath(subscriber, link: link, transport: notice.transport)
+                control.statistics.withLock { $0.webRTCViewers[subscriber]?.path = link.pair.map { "\($0)" } }
                 status("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
             } catch {
                 await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
@@ -199,8 +204,15 @@ struct RoomPresence {
         )
     }
 
+    /// A new state for `subscriber`'s transport (its path and counters kept); nil: gone.
     private func setViewerState(_ subscriber: String, _ state: String?) {
-        control.statistics.withLock { $0.webRTCViewers[subscriber] = state }
+        control.statistics.withLock { statistics in
+            guard let state else {
+                statistics.webRTCViewers[subscriber] = nil
+                return
+            }
+            statistics.webRTCViewers[subscriber, default: WebRTCViewerStatistics(state: state)].state = state
+        }
     }
 }
 

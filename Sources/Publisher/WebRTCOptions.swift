@@ -1,13 +1,15 @@
 import ICE
 
 /// How `rtc-publish` serves WebRTC subscribers (`--ice-address`, `--stun`, `--turn`,
-/// `--dtls-cert`/`--dtls-key`).
+/// `--ice-transport-policy`, `--dtls-cert`/`--dtls-key`).
 public struct WebRTCOptions: Sendable {
     /// Host candidates only on these addresses; empty: every interface libnice finds except
     /// loopback (which is used only when named).
     public var iceAddresses: [String] = []
     public var stunServer: ICEAgent.Server?
     public var turnServer: ICEAgent.TURNServer?
+    /// Media only through the TURN server (`--ice-transport-policy relay`).
+    public var relayOnly = false
     /// A PEM certificate and its private key; nil: a fresh ECDSA P-256 certificate at start.
     public var certificatePath: String?
     public var privateKeyPath: String?

@@ -165,6 +165,18 @@ final class WebRTCSubscribers: @unchecked Sendable {
         return true
     }
 
+    /// Copies each viewer's transport counters into the statistics (once a second, before the
+    /// status line and `--stats-json` record are made).
+    func refreshStatistics() {
+        let current = viewers.withLock { $0.mapValues(\.transport) }
+        let counters = current.mapValues { ($0.statistics, $0.iceStatistics) }
+        control.statistics.withLock { statistics in
+            for (subscriber, (transport, ice)) in counters {
+                statistics.webRTCViewers[subscriber]?.update(transport: transport, ice: ice)
+            }
+        }
+    }
+
     /// Every transport, at the end of the session.
     func stopAll() {
         let all = viewers.withLock { viewers in

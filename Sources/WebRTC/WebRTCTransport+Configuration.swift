@@ -12,6 +12,8 @@ extension WebRTCTransport {
         public var localAddresses: [String]
         public var stunServer: ICEAgent.Server?
         public var turnServer: ICEAgent.TURNServer?
+        /// Offer and check only the TURN server's relayed candidate (`--ice-transport-policy relay`).
+        public var relayOnly: Bool
         /// From ICE connecting to DTLS done (the 10 s).
         public var handshakeTimeout: Duration
         /// From the answer to ICE connecting: a viewer that never checks is dropped after this.
@@ -23,6 +25,7 @@ extension WebRTCTransport {
             localAddresses: [String] = [],
             stunServer: ICEAgent.Server? = nil,
             turnServer: ICEAgent.TURNServer? = nil,
+            relayOnly: Bool = false,
             handshakeTimeout: Duration = .seconds(10),
             connectTimeout: Duration = .seconds(30),
             log: @escaping @Sendable (String) -> Void = { _ in }
@@ -31,6 +34,7 @@ extension WebRTCTransport {
             self.localAddresses = localAddresses
             self.stunServer = stunServer
             self.turnServer = turnServer
+            self.relayOnly = relayOnly
             self.handshakeTimeout = handshakeTimeout
             self.connectTimeout = connectTimeout
             self.log = log

@@ -91,6 +91,7 @@ public final class WebRTCTransport: @unchecked Sendable {
                 localAddresses: configuration.localAddresses,
                 stunServer: configuration.stunServer,
                 turnServer: configuration.turnServer,
+                relayOnly: configuration.relayOnly,
                 log: configuration.log
             ),
             onEvent: { event in relay.transport?.handle(event) },
@@ -110,16 +111,30 @@ public final class WebRTCTransport: @unchecked Sendable {
     /// Gathers our candidates and returns them once gathering is done, or after `timeout` with
     /// those found so far (host candidates come at once; a STUN or TURN server that does not
     /// answer must not hold the viewer up).
+    /// Under a relay-only policy the relayed candidates' related addresses are hidden.
     public func gatherCandidates(timeout: Duration = .seconds(3)) async throws -> [ICECandidate] {
         try agent.gather()
         let deadline = ContinuousClock.now + timeout
+        var candidates: [ICECandidate]?
         while ContinuousClock.now < deadline {
-            if let done = core.withLock({ $0.gathered }) { return done }
+            if let done = core.withLock({ $0.gathered }) {
+                candidates = done
+                break
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
-        let partial = agent.localCandidates
-        configuration.log("ICE: gathering not done after \(timeout); answering with \(partial.count) candidates")
-        return partial
+        if candidates == nil {
+            let partial = agent.localCandidates
+            configuration.log("ICE: gathering not done after \(timeout); answering with \(partial.count) candidates")
+            candidates = partial
+        }
+        let found = candidates ?? []
+        guard configuration.relayOnly else { return found }
+        guard !found.isEmpty else {
+            let server = configuration.turnServer.map { "\($0.server)" } ?? "none"
+            throw ICEError(.agent, "relay-only policy, but the TURN server (\(server)) gave no relayed candidate")
+        }
+        return found.map(\.relatedAddressHidden)
     }
 
     /// The answer is out: gives ICE the viewer's credentials and candidates (a complete offer: its

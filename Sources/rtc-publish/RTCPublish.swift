@@ -97,6 +97,8 @@ struct RTCPublish: ParsableCommand {
     var iceAddress: [String] = []
     @Option(help: "WebRTC: STUN server HOST:PORT (server-reflexive candidates).") var stun: String?
     @Option(help: "WebRTC: TURN server turn:USER:PASS@HOST:PORT (UDP relay candidates).") var turn: String?
+    @Option(help: "WebRTC: 'relay' sends media only through --turn (no local address is offered); default 'all'.")
+    var iceTransportPolicy = "all"
     @Option(help: "WebRTC: DTLS certificate (PEM), with --dtls-key; default a fresh ECDSA P-256 one.")
     var dtlsCert: String?
     @Option(help: "WebRTC: the DTLS certificate's private key (PEM).") var dtlsKey: String?
@@ -241,6 +243,7 @@ struct RTCPublish: ParsableCommand {
             iceAddresses: iceAddress,
             stun: stun,
             turn: turn,
+            transportPolicy: iceTransportPolicy,
             certificate: dtlsCert,
             privateKey: dtlsKey
         )

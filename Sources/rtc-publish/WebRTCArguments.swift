@@ -2,13 +2,14 @@ import ICE
 import Publisher
 import Transport
 
-/// `--ice-address`, `--stun`, `--turn`, `--dtls-cert`/`--dtls-key`: read and checked before
+/// `--ice-address`, `--stun`, `--turn`, `--ice-transport-policy`, `--dtls-cert`/`--dtls-key`: read and checked before
 /// anything starts (a bad one exits 2 with one line naming it).
 enum WebRTCArguments {
     static func options(
         iceAddresses: [String],
         stun: String?,
         turn: String?,
+        transportPolicy: String,
         certificate: String?,
         privateKey: String?
     ) throws -> WebRTCOptions {
@@ -27,6 +28,17 @@ enum WebRTCArguments {
             options.stunServer = ICEAgent.Server(host: host, port: UInt16(port))
         }
         if let turn { options.turnServer = try turnServer(turn) }
+        switch transportPolicy {
+        case "all": options.relayOnly = false
+        case "relay":
+            guard options.turnServer != nil else {
+                throw PublishSession.UsageError("--ice-transport-policy relay needs --turn")
+            }
+            options.relayOnly = true
+        default:
+            let policy = transportPolicy.prefix(40)
+            throw PublishSession.UsageError("--ice-transport-policy '\(policy)' is not all or relay")
+        }
         guard (certificate == nil) == (privateKey == nil) else {
             throw PublishSession.UsageError("--dtls-cert and --dtls-key go together")
         }

@@ -263,6 +263,18 @@ import Testing
         ),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--ingest", "ftp:x"], "is not unix:/path or tcp:HOST:PORT"),
         (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-transport-policy", "relay"],
+            "--ice-transport-policy relay needs --turn"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-transport-policy", "direct"],
+            "--ice-transport-policy 'direct' is not all or relay"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--turn", "turn:nopass@127.0.0.1:3478"],
+            "is not turn:USER:PASS"
+        ),
+        (
             "rtc-publish", ["--room", "r", "--uid", "a", "--ingest", "unix:/tmp/x.sock", "--video", "a.y4m"],
             "--video and --ingest both name the video"
         ),

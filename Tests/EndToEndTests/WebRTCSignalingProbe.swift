@@ -21,6 +21,21 @@ extension PublishEndToEndTests {
         return last
     }
 
+    /// The last `webRTCViewers` entry of `uid` in stats.jsonl (state, path, transport counters).
+    static func finalWebRTCViewer(_ directory: TemporaryDirectory, uid: String) throws -> [String: Any] {
+        let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
+        var last: [String: Any] = [:]
+        for line in text.split(separator: "\n") {
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let totals = record["totals"] as? [String: Any],
+                let viewers = totals["webRTCViewers"] as? [String: Any],
+                let entry = viewers[uid] as? [String: Any]
+            else { continue }
+            last = entry
+        }
+        return last
+    }
+
     /// Joins `port`'s room 123456 as a subscriber over a plain TCP connection and subscribes to
     /// alice_sub with each offer in turn; returns each reply as "code: message" for an error, or
     /// "answered". JSON lines, as Docs/signaling.md describes them.

@@ -227,5 +227,11 @@ import Testing
         #expect(throws: ICEError.self) { try ICEAgent(bad, onEvent: { _ in }, onReceive: { _, _ in }) }
         let tooMany = ICEAgent.Configuration(role: .controlled, localAddresses: Array(repeating: "127.0.0.1", count: 9))
         #expect(throws: ICEError.self) { try ICEAgent(tooMany, onEvent: { _ in }, onReceive: { _, _ in }) }
+        // A relay-only policy with no TURN server could never connect.
+        let relayWithoutTURN = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], relayOnly: true)
+        let error = #expect(throws: ICEError.self) {
+            try ICEAgent(relayWithoutTURN, onEvent: { _ in }, onReceive: { _, _ in })
+        }
+        #expect(error?.message.contains("relay-only") ?? false, "\(String(describing: error))")
     }
 }

@@ -28,6 +28,24 @@ struct CandidateTests {
         #expect(try ICECandidate(attributeValue: candidate.attributeValue) == candidate)
     }
 
+    @Test(
+        "a relay-only answer hides the related address (raddr 0.0.0.0 / ::, rport 0); host candidates have none",
+        arguments: [
+            (
+                "2 1 UDP 505414655 198.51.100.9 40061 typ relay raddr 203.0.113.1 rport 39469",
+                "2 1 UDP 505414655 198.51.100.9 40061 typ relay raddr 0.0.0.0 rport 0"
+            ),
+            (
+                "3 1 UDP 505414399 2001:db8::9 40062 typ relay raddr 2001:db8::1 rport 39470",
+                "3 1 UDP 505414399 2001:db8::9 40062 typ relay raddr :: rport 0"
+            ),
+            ("1 1 UDP 2015363327 2001:db8::7 48702 typ host", "1 1 UDP 2015363327 2001:db8::7 48702 typ host"),
+        ]
+    )
+    func relatedAddressHidden(_ text: String, _ hidden: String) throws {
+        #expect(try ICECandidate(attributeValue: text).relatedAddressHidden.attributeValue == hidden)
+    }
+
     @Test("fields of a server-reflexive candidate")
     func fields() throws {
         let candidate = try ICECandidate(

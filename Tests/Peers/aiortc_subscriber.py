@@ -28,12 +28,57 @@ try:
     from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
     from aiortc.mediastreams import MediaStreamError
     from aiortc.rtcconfiguration import RTCBundlePolicy
+    from aiortc.rtcrtpreceiver import RTCRtpReceiver
 except ImportError as error:
     print(
         f"aiortc_subscriber: {error}: run it with out/venv/bin/python (scripts/setup.sh makes it)",
         file=sys.stderr,
     )
     sys.exit(2)
+
+
+def starts_key_frame(payload):
+    """True when an H.264 RTP payload (RFC 6184) begins an IDR picture: a single IDR NAL unit, a
+    STAP-A holding one, or the first FU-A fragment of one."""
+    if not payload:
+        return False
+    kind = payload[0] & 0x1F
+    if kind == 5:
+        return True
+    if kind == 28:
+        return len(payload) > 1 and payload[1] & 0x80 != 0 and payload[1] & 0x1F == 5
+    if kind == 24:
+        offset = 1
+        while offset + 2 < len(payload):
+            size = int.from_bytes(payload[offset : offset + 2], "big")
+            if payload[offset + 2] & 0x1F == 5:
+                return True
+            offset += 2 + size
+    return False
+
+
+def watch_video_packets(peer):
+    """Shows the peer's recorder every video RTP packet before aiortc uses it, by wrapping the
+    receiver's packet entry point (aiortc 1.16, pinned in scripts/setup.sh): the sequence numbers
+    that arrived as sent, the ones RTX brought back, and where key frames start. Also tells the
+    peer the video's media SSRC, which a PLI must name (aiortc's getStats reports one inbound
+    stream per receiver, the RTX one once repairs arrived)."""
+    recorder = peer.recorder
+    handle = RTCRtpReceiver._handle_rtp_packet
+
+    async def watched(receiver, packet, arrival_time_ms):
+        codecs = getattr(receiver, "_RTCRtpReceiver__codecs", {})
+        codec = codecs.get(packet.payload_type)
+        mime = getattr(codec, "mimeType", "").lower()
+        if mime == "video/h264":
+            peer.video_ssrc = packet.ssrc
+            recorder.video_packet(packet.sequence_number, False, starts_key_frame(packet.payload))
+        elif mime == "video/rtx" and len(packet.payload) >= 2:
+            original = int.from_bytes(packet.payload[:2], "big")
+            recorder.video_packet(original, True, starts_key_frame(packet.payload[2:]))
+        await handle(receiver, packet, arrival_time_ms)
+
+    RTCRtpReceiver._handle_rtp_packet = watched
 
 
 class AiortcPeer(room.Peer):
@@ -45,6 +90,7 @@ class AiortcPeer(room.Peer):
         # every gathering, so replacing it is enough (aioice 0.13; pinned in scripts/setup.sh).
         address = args.ice_address
         aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [address]
+        watch_video_packets(self)
         self.pc = None
         self.tasks = []
         self.video_receiver = None
@@ -148,11 +194,13 @@ class AiortcPeer(room.Peer):
         if self.pc is None:
             return
         report = await self.pc.getStats()
+        # One inbound-rtp per receiver, its last stream's: the RTX one once repairs arrived,
+        # whose counts are not the video's (kept from before then).
         for stats in report.values():
             if getattr(stats, "type", None) == "inbound-rtp":
+                if stats.kind == "video" and stats.ssrc != self.video_ssrc:
+                    continue
                 self.recorder.packets(stats.kind, stats.packetsReceived, stats.packetsLost)
-                if stats.kind == "video":
-                    self.video_ssrc = stats.ssrc
 
     async def drop_media(self):
         # aioice's sockets, closed under it: no DTLS close_notify, no RTCP BYE, no consent answers.

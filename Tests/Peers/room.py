@@ -189,6 +189,8 @@ class Recorder:
                 "frameTimes": [],
                 "packets": None,
                 "packetsLost": None,
+                "sequence": None,
+                "keyFrames": [],
             },
             "audio": {
                 "frames": 0,
@@ -204,6 +206,13 @@ class Recorder:
         self._first_rtp = None
         self._last_rtp = None
         self._rtp_unwrapped = 0
+        # Video RTP sequence numbers, extended past 16 bits: those that came as sent, and those
+        # that came back in RTX (the original sequence number, RFC 4588 §4). Peers that see
+        # packets (aiortc) fill them; the others leave summary["video"]["sequence"] null.
+        self._sequence_base = None
+        self._received = set()
+        self._retransmitted = set()
+        self._key_frame_starts = set()
         # Created now, so a reader finds the file even when nothing was decoded.
         self.gray = open(os.path.join(self.out, "video.gray"), "wb")
         # Set by the final summary: frames a library still delivers after it are not recorded,
@@ -274,6 +283,46 @@ class Recorder:
             audio["samples"] += samples
             audio["seconds"] = round(audio["samples"] / sample_rate, 4) if sample_rate else 0.0
 
+    def video_packet(self, sequence, retransmitted, key_frame_start):
+        """One video RTP packet as it arrived: its 16-bit sequence number (for RTX, the original
+        one it carries), whether it came in RTX, and whether it starts a key frame (IDR)."""
+        with self.lock:
+            if self.closed:
+                return
+            if self._sequence_base is None:
+                self._sequence_base = sequence
+            # Extend relative to the newest packet as sent: the signed 16-bit step from it.
+            base = self._sequence_base
+            extended = base + (sequence - base + (1 << 15)) % (1 << 16) - (1 << 15)
+            if retransmitted:
+                self._retransmitted.add(extended)
+            else:
+                self._received.add(extended)
+                self._sequence_base = max(base, extended)
+            if key_frame_start and extended not in self._key_frame_starts:
+                self._key_frame_starts.add(extended)
+                self.summary["video"]["keyFrames"].append({"t": self.now(), "sequence": extended})
+
+    def _sequence_summary(self, tail=20):
+        """Packets missing as sent between the first and last seen (the last `tail` left out:
+        too late to be repaired before the run ended), and how many of those RTX repaired."""
+        if not self._received:
+            return None
+        first, last = min(self._received), max(self._received) - tail
+        span = range(first, last + 1)
+        missing = [s for s in span if s not in self._received]
+        repaired = [s for s in missing if s in self._retransmitted]
+        return {
+            "first": first,
+            "last": last,
+            "tailLeftOut": tail,
+            "received": sum(1 for s in span if s in self._received),
+            "missing": len(missing),
+            "repaired": len(repaired),
+            "retransmitted": len(self._retransmitted),
+            "unrepaired": [s for s in missing if s not in self._retransmitted][:50],
+        }
+
     def packets(self, kind, received, lost):
         with self.lock:
             self.summary[kind]["packets"] = received
@@ -313,6 +362,13 @@ class Recorder:
         """Writes summary.json (atomically: a reader never sees half a file) and closes the
         recording. Safe to repeat."""
         with self.lock:
+            if not self.closed and self._received:
+                # Counted from the packets themselves, as libwebrtc counts them: a packet RTX
+                # brought back is received, only those never repaired are lost.
+                sequence = self._sequence_summary()
+                self.summary["video"]["sequence"] = sequence
+                self.summary["video"]["packets"] = sequence["received"] + sequence["repaired"]
+                self.summary["video"]["packetsLost"] = sequence["missing"] - sequence["repaired"]
             self.closed = True
             self.summary["ok"] = self.summary["error"] is None
             self.summary["times"].setdefault("end", self.now())

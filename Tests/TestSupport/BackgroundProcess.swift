@@ -12,7 +12,9 @@ public func builtProgram(_ name: String) throws -> String {
 }
 
 /// One of our executables running in the background, its output captured to files so no pipe
-/// can fill up and stall it; stopped (SIGINT, then SIGKILL) when released.
+/// can fill up and stall it; stopped (SIGINT, then SIGKILL) when released. `launcher` is put in
+/// front of the command (e.g. `NetworkNamespace.launcher`: `ip netns exec` becomes the program,
+/// so its signals reach it).
 public final class BackgroundProcess {
     private let process = Process()
     public let outputPath: String
@@ -22,7 +24,8 @@ public final class BackgroundProcess {
         _ executable: String,
         _ arguments: [String],
         directory: TemporaryDirectory,
-        name: String? = nil
+        name: String? = nil,
+        launcher: [String] = []
     )
         throws
     {
@@ -32,8 +35,9 @@ public final class BackgroundProcess {
             throw InteropFailure("cannot create \(outputPath)")
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let command = launcher + [executable] + arguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         process.standardOutput = handle
         process.standardError = handle
@@ -125,9 +129,18 @@ public func freeTCPPort() throws -> Int {
 }
 
 /// A real rtc-signal on a free loopback port, listening: the room server of end-to-end tests.
-public func startRoomServer(in directory: TemporaryDirectory) throws -> (server: BackgroundProcess, port: Int) {
+/// `launcher` as for `BackgroundProcess` (a port free here is free in a fresh namespace too).
+public func startRoomServer(
+    in directory: TemporaryDirectory,
+    launcher: [String] = []
+) throws -> (server: BackgroundProcess, port: Int) {
     let port = try freeTCPPort()
-    let server = try BackgroundProcess(try builtProgram("rtc-signal"), ["--port", "\(port)"], directory: directory)
+    let server = try BackgroundProcess(
+        try builtProgram("rtc-signal"),
+        ["--port", "\(port)"],
+        directory: directory,
+        launcher: launcher
+    )
     try server.waitUntil(deadlineSeconds: 20, "listening") { server.output.contains("listening") }
     return (server, port)
 }

@@ -89,7 +89,7 @@ public final class WebRTCSubscriber {
     public let outputDirectory: String
 
     /// Starts the peer; `name` (default: the uid) names its output directory and log inside
-    /// `directory`.
+    /// `directory`; `launcher` as for `BackgroundProcess`.
     public init(
         _ peer: Peer,
         signalPort: Int,
@@ -98,7 +98,8 @@ public final class WebRTCSubscriber {
         publisher: String,
         options: Options = Options(),
         directory: TemporaryDirectory,
-        name: String? = nil
+        name: String? = nil,
+        launcher: [String] = []
     ) throws {
         self.peer = peer
         let name = name ?? uid
@@ -119,7 +120,8 @@ public final class WebRTCSubscriber {
                     out: outputDirectory
                 ),
             directory: directory,
-            name: "\(peer)-\(name)"
+            name: "\(peer)-\(name)",
+            launcher: launcher
         )
     }
 
@@ -208,6 +210,34 @@ public struct WebRTCSummary: Decodable, Sendable {
         /// RTP packets received and lost on the video SSRC (the peer's own statistics).
         public var packets: Int?
         public var packetsLost: Int?
+        /// Every video packet as it arrived (aiortc only; nil for webrtcbin).
+        public var sequence: Sequence?
+        /// Where each key frame started arriving (aiortc only; empty for webrtcbin).
+        public var keyFrames: [KeyFrame]
+    }
+
+    /// Video RTP sequence numbers (extended past 16 bits) between the first and last received
+    /// as sent, the last `tailLeftOut` left out (too late to be repaired before the end).
+    public struct Sequence: Decodable, Sendable {
+        public var first: Int
+        public var last: Int
+        public var tailLeftOut: Int
+        /// Arrived as sent.
+        public var received: Int
+        /// Never arrived as sent: lost on the way.
+        public var missing: Int
+        /// Of those, brought back by RTX (RFC 4588: the original sequence number it carries).
+        public var repaired: Int
+        /// RTX packets received in all (repairs, and any that came after the original).
+        public var retransmitted: Int
+        /// The first 50 missing and never repaired.
+        public var unrepaired: [Int]
+    }
+
+    public struct KeyFrame: Decodable, Sendable {
+        /// Seconds since the peer started when the key frame's first packet arrived.
+        public var t: Double
+        public var sequence: Int
     }
 
     public struct Audio: Decodable, Sendable {
