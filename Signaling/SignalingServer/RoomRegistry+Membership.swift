@@ -20,12 +20,8 @@ extension RoomRegistry {
             )
         }
         guard join.version == SignalingProtocol.version else {
-            return fail(
-                .versionMismatch,
-                "this server speaks protocol version \(SignalingProtocol.version); the client sent version \(join.version)",
-                id: id,
-                to: session.outbox
-            )
+            let error = SignalingError.versionMismatch(client: join.version)
+            return fail(error.code, error.message, id: id, to: session.outbox)
         }
         if let secret = configuration.secret {
             guard let token = join.token, !token.isEmpty else {

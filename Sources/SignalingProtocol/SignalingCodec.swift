@@ -46,6 +46,9 @@ public enum SignalingCodec {
                 RequestFailure(id: header.id, error: SignalingError(.missingField, "missing field \"type\""))
             )
         }
+        if type == "join", let version = header.version, version != SignalingProtocol.version {
+            return .failure(RequestFailure(id: header.id, error: .versionMismatch(client: version)))
+        }
         do {
             return .success(try decoder.decode(ClientRequest.self, from: data))
         } catch let error as SignalingError {
@@ -155,6 +158,9 @@ struct RequestHeader: Decodable {
     var idError: SignalingError?
     var type: String?
     var typeError: SignalingError?
+    /// A `join`'s version when it is an integer: read before any other field, so a client of
+    /// another version always learns that first, whatever else it sends or omits.
+    var version: Int?
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: HeaderKeys.self)
@@ -170,5 +176,6 @@ struct RequestHeader: Decodable {
         } catch {
             typeError = SignalingError(.invalidField, "field \"type\" must be a string")
         }
+        version = try? container.decodeIfPresent(Int.self, forKey: .version)
     }
 }

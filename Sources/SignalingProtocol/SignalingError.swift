@@ -67,4 +67,12 @@ public struct SignalingError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// A `join` of another protocol version: the same words wherever it is caught.
+    public static func versionMismatch(client version: Int) -> SignalingError {
+        SignalingError(
+            .versionMismatch,
+            "this server speaks protocol version \(SignalingProtocol.version); the client sent version \(version)"
+        )
+    }
 }

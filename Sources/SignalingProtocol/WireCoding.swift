@@ -2,7 +2,7 @@
 /// (Docs/signaling.md, "Framing"). Payload structs encode into the same JSON object as the header.
 
 enum HeaderKeys: String, CodingKey {
-    case type, id
+    case type, id, version
 }
 
 extension SignalingError: Codable {

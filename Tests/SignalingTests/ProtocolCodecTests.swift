@@ -148,6 +148,15 @@ struct ProtocolCodecTests {
                 #"unknown message type "dance"; expected one of join, leave, publish, unpublish, subscribe, unsubscribe, ping, signal, subscribe-answer, subscribe-reject"#
             ),
             (#"{"type":"join","id":6}"#, .missingField, .number(6), #"join: missing field "version""#),
+            // Another version is named before anything else is checked: no role, a bad room.
+            (
+                #"{"type":"join","id":61,"version":999}"#, .versionMismatch, .number(61),
+                "this server speaks protocol version 1; the client sent version 999"
+            ),
+            (
+                #"{"type":"join","id":62,"version":2,"room":"a b","uid":"","role":"admin","extra":1}"#,
+                .versionMismatch, .number(62), "this server speaks protocol version 1; the client sent version 2"
+            ),
             (
                 #"{"type":"join","id":7,"version":"1","room":"r","uid":"u","role":"publisher"}"#, .invalidField,
                 .number(7), #"join: field "version" must be an integer"#
