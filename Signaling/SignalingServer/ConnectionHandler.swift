@@ -2,13 +2,15 @@ import Logging
 import NIOCore
 import SignalingProtocol
 
-/// Serves one client connection: reads lines, decodes and rate-limits them, hands requests to the
+/// Serves one client connection (JSON lines over TCP, or the same messages over a WebSocket,
+/// which ``WebSocketLineAdapter`` makes look like lines): reads lines, decodes and rate-limits them, hands requests to the
 /// registry, and writes the connection's queued replies and events. Catches all of its own errors,
 /// so nothing one client does can end another client's connection or the server.
 struct ConnectionHandler: Sendable {
     let registry: RoomRegistry
     let configuration: SignalingServerConfiguration
     let logger: Logger
+    var metrics: ServerMetrics { registry.metrics }
 
     /// Why the read side stopped, and what to tell the client before closing.
     private struct Ending {
@@ -16,7 +18,9 @@ struct ConnectionHandler: Sendable {
         var goodbye: ServerMessage.Goodbye?
     }
 
-    func handle(_ channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
+    func handle(_ channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>, transport: ServerMetrics.Transport) async {
+        metrics.opened(transport)
+        defer { metrics.closed(transport) }
         let outbox = Outbox(channel: channel.channel, limitBytes: configuration.outboxLimitBytes)
         do {
             try await channel.executeThenClose { inbound, outbound in
@@ -110,9 +114,11 @@ struct ConnectionHandler: Sendable {
                 }
                 switch decoded {
                 case .success(let request):
+                    metrics.received(request.message.type)
                     badInARow = 0
                     await registry.handle(request, from: connection)
                 case .failure(let failure):
+                    metrics.received("invalid")
                     badInARow += 1
                     reply(failure.error, id: failure.id, to: outbox)
                     if badInARow >= configuration.maxConsecutiveBadMessages {
@@ -157,6 +163,7 @@ struct ConnectionHandler: Sendable {
     }
 
     private func reply(_ error: SignalingError, id: RequestID?, to outbox: Outbox) {
+        metrics.sent(.error(error))
         guard let line = try? SignalingCodec.encodeLine(ServerEnvelope(id: id, .error(error))) else { return }
         outbox.send(ByteBuffer(bytes: line))
     }

@@ -6,15 +6,18 @@ import Synchronization
 /// The room actor hands lines over without waiting, so one slow client never stalls a room; the
 /// connection's writer task drains the queue in order. The queue is bounded in bytes: a client that
 /// stops reading is disconnected instead of making the server buffer without bound.
+///
+/// A WHEP session is a member without a connection of its own (`channel` nil): its task reads
+/// `lines` itself.
 final class Outbox: Sendable {
     let lines: AsyncStream<ByteBuffer>
     private let continuation: AsyncStream<ByteBuffer>.Continuation
-    private let channel: any Channel
+    private let channel: (any Channel)?
     private let limitBytes: Int
     /// Bytes queued now, and whether the queue was finished (later lines are discarded).
     private let state = Mutex((queuedBytes: 0, finished: false))
 
-    init(channel: any Channel, limitBytes: Int) {
+    init(channel: (any Channel)?, limitBytes: Int) {
         (self.lines, self.continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
         self.channel = channel
         self.limitBytes = limitBytes
@@ -43,7 +46,7 @@ final class Outbox: Sendable {
             if result == .overflowed {
                 // Reported once: later lines to this connection are simply `.closed`.
                 continuation.finish()
-                channel.close(promise: nil)
+                channel?.close(promise: nil)
             }
             return result
         }
@@ -71,6 +74,6 @@ final class Outbox: Sendable {
     /// Closes the connection now, dropping whatever is still queued.
     func forceClose() {
         finish()
-        channel.close(promise: nil)
+        channel?.close(promise: nil)
     }
 }

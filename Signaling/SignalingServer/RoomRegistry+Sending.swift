@@ -4,6 +4,7 @@ import SignalingProtocol
 /// Encoding server messages and handing them to connections' outboxes.
 extension RoomRegistry {
     func send(_ message: ServerMessage, id: RequestID? = nil, to outbox: Outbox) {
+        metrics.sent(message)
         guard let line = encode(ServerEnvelope(id: id, message)) else { return }
         deliver(line, to: outbox)
     }
@@ -27,6 +28,7 @@ extension RoomRegistry {
         guard let line = encode(ServerEnvelope(message)) else { return }
         for member in room.members.values where member.uid != excluded {
             guard let session = sessions[member.connection] else { continue }
+            metrics.sent(message)
             deliver(line, to: session.outbox)
         }
     }

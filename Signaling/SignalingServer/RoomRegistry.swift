@@ -20,6 +20,7 @@ actor RoomRegistry {
 
     let configuration: SignalingServerConfiguration
     let logger: Logger
+    let metrics: ServerMetrics
     var sessions: [ConnectionID: Session] = [:]
     var rooms: [RoomID: Room] = [:]
     private var nextConnection: ConnectionID = 0
@@ -29,9 +30,21 @@ actor RoomRegistry {
     private var refusedAtLimit = 0
     private var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init(configuration: SignalingServerConfiguration, logger: Logger) {
+    init(configuration: SignalingServerConfiguration, logger: Logger, metrics: ServerMetrics = ServerMetrics()) {
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Rooms, members, published streams and subscriptions now (`/metrics`).
+    func census() -> ServerMetrics.Census {
+        var census = ServerMetrics.Census(rooms: rooms.count)
+        for room in rooms.values {
+            census.members += room.members.count
+            census.streams += room.members.values.reduce(0) { $0 + $1.streams.count }
+            census.subscriptions += room.subscriptions.count
+        }
+        return census
     }
 
     var idleTimeoutSeconds: Double {
@@ -55,6 +68,7 @@ actor RoomRegistry {
         }
         guard sessions.count < configuration.maxConnections else {
             refusedAtLimit += 1
+            metrics.rejected(.tooManyConnections)
             if refusedAtLimit == 1 {
                 logger.warning(
                     "connection limit reached; refusing new connections",

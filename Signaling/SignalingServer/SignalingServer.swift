@@ -1,12 +1,20 @@
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOWebSocket
 import ServiceLifecycle
 import SignalingProtocol
+import Synchronization
 import UnixSignals
 
 /// The rtc-signal room server (Docs/signaling.md is the protocol it speaks).
+///
+/// One port, several protocols, told apart by a connection's first bytes (``ProtocolSniffer``):
+/// JSON lines over TCP; HTTP/1.1 (the viewer page, WHEP, `/metrics`, `/healthz`); and, upgraded
+/// from HTTP at `GET /ws`, the same JSON messages over a WebSocket. With TLS all of them run
+/// inside it (https, wss).
 ///
 /// ``bind(configuration:logger:)`` opens the listening socket, so a caller (or a test using port 0)
 /// knows the port before serving; ``run()`` serves until graceful shutdown, which tells every client
@@ -15,14 +23,17 @@ public final class SignalingServer: Service, Sendable {
     public let configuration: SignalingServerConfiguration
     /// The port actually bound (the kernel's choice when the configuration asked for 0).
     public let port: Int
-    private let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+    private let listener: NIOAsyncChannel<EventLoopFuture<ConnectionKind>, Never>
     private let registry: RoomRegistry
+    private let whep: WHEPSessions
     private let logger: Logger
+    /// Open HTTP connections, closed at shutdown (keep-alive ones would wait for the idle timeout).
+    private let httpChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
 
     private init(
         configuration: SignalingServerConfiguration,
         port: Int,
-        listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+        listener: NIOAsyncChannel<EventLoopFuture<ConnectionKind>, Never>,
         registry: RoomRegistry,
         logger: Logger
     ) {
@@ -30,6 +41,7 @@ public final class SignalingServer: Service, Sendable {
         self.port = port
         self.listener = listener
         self.registry = registry
+        self.whep = WHEPSessions(registry: registry, configuration: configuration, logger: logger)
         self.logger = logger
     }
 
@@ -57,7 +69,11 @@ public final class SignalingServer: Service, Sendable {
         }
         let sslContext = try configuration.tls.map { try NIOSSLContext(configuration: $0) }
         let idleTimeout = TimeAmount(configuration.idleTimeout)
-        let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        let listener: NIOAsyncChannel<EventLoopFuture<ConnectionKind>, Never>
+        let limits = configuration
+        let metrics = ServerMetrics()
+        let budget = ConnectionBudget(limit: configuration.maxConnections, logger: logger, metrics: metrics)
+        let refusal = ByteBuffer(bytes: try SignalingCodec.encodeLine(ServerEnvelope(.goodbye(budget.refusal))))
         do {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelInitializer { channel in
@@ -77,10 +93,19 @@ public final class SignalingServer: Service, Sendable {
                             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
                         try pipeline.addHandler(LingeringCloseHandler())
-                        try pipeline.addHandler(ByteToMessageHandler(BoundedLineDecoder()))
-                        try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-                        try pipeline.addHandler(IdleTimeoutHandler())
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        let kind = channel.eventLoop.makePromise(of: ConnectionKind.self)
+                        guard budget.admit() else {
+                            try pipeline.addHandler(RefusingHandler(line: refusal))
+                            kind.fail(ChannelError.inputClosed)
+                            return kind.futureResult
+                        }
+                        channel.closeFuture.whenComplete { _ in budget.release() }
+                        try pipeline.addHandler(
+                            ProtocolSniffer(result: kind, timeout: idleTimeout) { channel, decision in
+                                try Self.configure(channel, as: decision, limits: limits)
+                            }
+                        )
+                        return kind.futureResult
                     }
                 }
         } catch {
@@ -97,7 +122,7 @@ public final class SignalingServer: Service, Sendable {
             configuration: configuration,
             port: port,
             listener: listener,
-            registry: RoomRegistry(configuration: configuration, logger: logger),
+            registry: RoomRegistry(configuration: configuration, logger: logger, metrics: metrics),
             logger: logger
         )
     }
@@ -149,11 +174,32 @@ public final class SignalingServer: Service, Sendable {
             configuration: configuration,
             logger: logger
         )
+        let http = HTTPConnectionHandler(
+            registry: registry,
+            whep: whep,
+            metrics: registry.metrics,
+            configuration: configuration,
+            logger: logger
+        )
         await withDiscardingTaskGroup { group in
             do {
                 try await listener.executeThenClose { inbound in
                     for try await connection in inbound {
-                        group.addTask { await handler.handle(connection) }
+                        group.addTask {
+                            // Fails when the connection closed or idled before it said anything.
+                            guard let kind = try? await connection.get() else { return }
+                            switch kind {
+                            case .lines(let channel):
+                                await handler.handle(channel, transport: .tcp)
+                            case .webSocket(let channel):
+                                await handler.handle(channel, transport: .webSocket)
+                            case .http(let channel):
+                                let key = ObjectIdentifier(channel.channel)
+                                self.httpChannels.withLock { $0[key] = channel.channel }
+                                await http.handle(channel)
+                                self.httpChannels.withLock { _ = $0.removeValue(forKey: key) }
+                            }
+                        }
                     }
                 }
             } catch {
@@ -161,6 +207,8 @@ public final class SignalingServer: Service, Sendable {
             }
             let open = await registry.connectionCount
             logger.info("shutting down", metadata: ["connections": "\(open)"])
+            whep.endAll()
+            for channel in httpChannels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
             await registry.shutdown()
             let registry = self.registry
             let grace = configuration.shutdownGracePeriod
@@ -173,6 +221,61 @@ public final class SignalingServer: Service, Sendable {
                 await waiting.next()
                 waiting.cancelAll()
             }
+        }
+    }
+
+    /// The pipeline after the sniffer: lines, or HTTP with the WebSocket upgrade at `/ws`.
+    /// Activity, for the idle timeout, is a whole line, HTTP request part or WebSocket message.
+    private static func configure(
+        _ channel: any Channel,
+        as decision: ProtocolSniffer.Decision,
+        limits: SignalingServerConfiguration
+    ) throws -> EventLoopFuture<ConnectionKind> {
+        let idleTimeout = TimeAmount(limits.idleTimeout)
+        let pipeline = channel.pipeline.syncOperations
+        switch decision {
+        case .lines:
+            try pipeline.addHandler(ByteToMessageHandler(BoundedLineDecoder()))
+            try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+            try pipeline.addHandler(IdleTimeoutHandler())
+            let lines = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            return channel.eventLoop.makeSucceededFuture(.lines(lines))
+        case .http:
+            let webSocket = NIOTypedWebSocketServerUpgrader<ConnectionKind>(
+                // A frame's payload; a message may come in several (the adapter's limit holds).
+                maxFrameSize: SignalingProtocol.maxLineBytes,
+                shouldUpgrade: { channel, head in
+                    let path = head.uri.split(separator: "?", maxSplits: 1).first ?? ""
+                    return channel.eventLoop.makeSucceededFuture(path == "/ws" ? HTTPHeaders() : nil)
+                },
+                upgradePipelineHandler: { channel, _ in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        try pipeline.addHandler(WebSocketLineAdapter(maxMessageBytes: SignalingProtocol.maxLineBytes))
+                        try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                        try pipeline.addHandler(IdleTimeoutHandler())
+                        return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                    }
+                }
+            )
+            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<ConnectionKind>(
+                upgradeConfiguration: .init(
+                    upgraders: [webSocket],
+                    notUpgradingCompletionHandler: { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            let pipeline = channel.pipeline.syncOperations
+                            try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                            try pipeline.addHandler(IdleTimeoutHandler())
+                            return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                        }
+                    }
+                )
+            )
+            configuration.decoderConfiguration.maxHeaderListSize = limits.maxHTTPHeaderBytes
+            configuration.decoderConfiguration.maxHeaderFieldCount = 64
+            let kind = try pipeline.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            try pipeline.addHandler(HTTPParseErrorCloser())
+            return kind
         }
     }
 
@@ -201,5 +304,19 @@ extension TimeAmount {
     init(_ duration: Duration) {
         let parts = duration.components
         self = .nanoseconds(parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
+    }
+}
+
+/// Closes an HTTP connection whose request could not be parsed, after NIO's error handler has
+/// answered it `400` (lingering, so that answer arrives); nothing would close it otherwise
+/// while the first request decides between HTTP and the WebSocket upgrade.
+private final class HTTPParseErrorCloser: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError {
+            context.channel.triggerUserOutboundEvent(LingeringCloseHandler.Start(), promise: nil)
+        }
+        context.fireErrorCaught(error)
     }
 }

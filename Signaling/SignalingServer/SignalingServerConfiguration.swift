@@ -33,6 +33,13 @@ public struct SignalingServerConfiguration: Sendable {
     public var outboxLimitBytes: Int = 4 << 20
     /// How long shutdown waits for clients to take their `goodbye` before closing them anyway.
     public var shutdownGracePeriod: Duration = .seconds(2)
+    /// HTTP: the request line and headers together, and the body (a WHEP offer is under 10 KB).
+    public var maxHTTPHeaderBytes: Int = 16 << 10
+    public var maxHTTPBodyBytes: Int = 64 << 10
+    /// WHEP sessions at once (each is a room member), and how long a `POST` waits for the
+    /// publisher's answer (it gathers for at most 3 s).
+    public var maxWHEPSessions: Int = 1_000
+    public var whepAnswerTimeout: Duration = .seconds(15)
 
     public init() {}
 

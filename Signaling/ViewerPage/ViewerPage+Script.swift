@@ -1,0 +1,3 @@
+extension ViewerPage {
+    public static let script = #"// placeholder"#
+}
