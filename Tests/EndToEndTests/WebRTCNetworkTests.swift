@@ -147,3 +147,44 @@ extension PublishEndToEndTests {
         return Int(listing[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 }
+
+/// WHEP through rtc-signal: a WHEP player that is not our page (aiortc, standard-library HTTP)
+/// POSTs its offer to the room server, which relays it as an ordinary WebRTC subscribe.
+extension PublishEndToEndTests {
+    @Test func aWHEPPlayerWatchesThroughTheRoomServer() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 16)
+        let endpoint = "http://127.0.0.1:\(port)/rooms/123456/whep/alice_sub"
+        let viewer = try WebRTCSubscriber(
+            .aiortc,
+            signalPort: port,
+            room: "123456",
+            uid: "whep_player",
+            publisher: "alice_sub",
+            options: .init(seconds: 7, deadline: 60, whep: endpoint),
+            directory: directory
+        )
+        #expect(viewer.waitForExit(deadlineSeconds: 60), "\(viewer.output)")
+        #expect(viewer.exitStatus == 0, "\(viewer.output)\n\(publish.output)")
+        let got = try viewer.received()
+        let whep = try #require(got.summary.whep, "no WHEP record: \(viewer.output)")
+        #expect(whep.status == 201 && whep.contentType == "application/sdp", "\(whep)")
+        let location = whep.location ?? ""
+        #expect(location.hasPrefix("/rooms/123456/whep/alice_sub/sessions/") && location.count > 60, "\(whep)")
+        #expect(whep.deleteStatus == 200, "\(whep)")
+        // The DELETE made the WHEP member leave: the publisher removed its viewer.
+        try publish.waitUntil(deadlineSeconds: 10, "the WHEP viewer removed") {
+            publish.output.contains("subscriber whep_") && publish.output.contains("left")
+        }
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
+        Self.expectScreenDecoded(got, totals: totals, seconds: 7, label: "aiortc over WHEP")
+        // A second DELETE of the same session: gone.
+        let again = try RawWebClient(port: port).request("DELETE", location)
+        #expect(again.status == 404, "\(again)")
+        let metrics = try RawWebClient(port: port).request("GET", "/metrics").text
+        #expect(metrics.contains(#"rtc_signal_connections_total{transport="whep"} 1"#), "\(metrics)")
+        signal.interrupt()
+        print("whep: \(whep); \(got)")
+    }
+}

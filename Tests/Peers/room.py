@@ -18,6 +18,8 @@ import re
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 # Room names and uids: 1-64 of [A-Za-z0-9_-] (Docs/signaling.md, "Names").
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -99,6 +101,12 @@ def parse_arguments(peer_name):
         default=20,
         metavar="SECONDS",
         help="how long to wait for the publisher's stream to be published (default 20)",
+    )
+    parser.add_argument(
+        "--whep",
+        metavar="URL",
+        help="subscribe over WHEP instead of the room's protocol: POST the offer to URL "
+        "(http://HOST:PORT/rooms/ROOM/whep/PUBLISHER), DELETE the session at the end",
     )
     parser.add_argument(
         "--deadline",
@@ -551,8 +559,96 @@ async def wait_for_publisher(signaling, joined, publisher, seconds, recorder):
             raise Failure(f"rtc-signal ended the connection: {event.get('reason', '')} {event.get('message', '')}")
 
 
+class WhepSession:
+    """A WHEP session (draft-ietf-wish-whep) as any WHEP player runs it: POST the offer as
+    application/sdp, 201 with Location and the answer, DELETE the Location at the end. Standard
+    library HTTP, run off the event loop. `events` stays empty: WHEP has no events."""
+
+    def __init__(self, url, token):
+        self.url = url
+        self.token = token
+        self.location = None
+        self.events = asyncio.Queue()
+
+    def _post(self, offer):
+        request = urllib.request.Request(self.url, data=offer.encode(), method="POST")
+        request.add_header("Content-Type", "application/sdp")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=ANSWER_TIMEOUT) as response:
+                return response.status, dict(response.headers), response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), error.read().decode(errors="replace")
+
+    def _delete(self):
+        base = self.url.split("/rooms/", 1)[0]
+        request = urllib.request.Request(base + self.location, method="DELETE")
+        try:
+            with urllib.request.urlopen(request, timeout=REPLY_TIMEOUT) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    async def post(self, offer):
+        return await asyncio.get_running_loop().run_in_executor(None, self._post, offer)
+
+    async def delete(self):
+        return await asyncio.get_running_loop().run_in_executor(None, self._delete)
+
+
+async def run_whep(peer, args, recorder):
+    """The WHEP flow: offer, POST, answer, receive, DELETE; returns the exit code."""
+    session = WhepSession(args.whep, args.token)
+    whep = {"url": args.whep, "status": None, "location": None, "deleteStatus": None}
+    recorder.set("whep", whep)
+    try:
+        try:
+            offer = await asyncio.wait_for(peer.make_offer(), GATHER_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise Failure(f"ICE gathering did not complete in {GATHER_TIMEOUT} s")
+        recorder.write_file("offer.sdp", offer)
+        recorder.mark("offerSent")
+        status, headers, body = await session.post(offer)
+        whep["status"] = status
+        whep["contentType"] = headers.get("Content-Type")
+        whep["location"] = session.location = headers.get("Location")
+        if status != 201:
+            recorder.set("rejected", {"code": str(status), "message": body.strip()})
+            if args.expect_reject:
+                recorder.set("endReason", "rejected as expected")
+                return 0
+            raise Failure(f"WHEP POST got {status}: {body.strip()[:300]}")
+        if not session.location:
+            raise Failure("WHEP 201 without a Location")
+        recorder.mark("answer")
+        recorder.write_file("answer.sdp", body)
+        await asyncio.wait_for(peer.apply_answer(body), APPLY_TIMEOUT)
+        recorder.mark("answerApplied")
+        await wait_until(peer, recorder, session, CONNECTED_TIMEOUT, peer.connected, "ICE + DTLS connected")
+        recorder.mark("connected")
+        await wait_until(
+            peer, recorder, session, FIRST_FRAME_TIMEOUT, recorder.first_video_frame.is_set, "a decoded video frame"
+        )
+        await receive(peer, args, recorder, session)
+        return 0 if recorder.summary["error"] is None else 1
+    except Failure as failure:
+        recorder.fail(str(failure))
+        return 1
+    finally:
+        await update_stats_quietly(peer)
+        if session.location:
+            whep["deleteStatus"] = await session.delete()
+        try:
+            await asyncio.wait_for(peer.close(), CLOSE_TIMEOUT)
+        except Exception as error:
+            print(f"{peer.name}: closing the peer connection: {error!r}", file=sys.stderr)
+
+
 async def run(peer, args, recorder):
     """Join, subscribe with the offer, apply the answer, receive; returns the exit code."""
+    if args.whep:
+        return await run_whep(peer, args, recorder)
     signaling = Signaling(recorder)
     keep_alive = None
     try:

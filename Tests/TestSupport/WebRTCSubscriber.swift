@@ -53,6 +53,8 @@ public final class WebRTCSubscriber {
         public var dropMediaAfter: Double?
         /// Offer with changed `a=fingerprint` digests: the publisher must refuse DTLS.
         public var wrongFingerprint = false
+        /// Subscribe over WHEP at this URL instead of the room's protocol.
+        public var whep: String?
 
         public init(
             seconds: Double = 5,
@@ -64,8 +66,10 @@ public final class WebRTCSubscriber {
             deadline: Double? = nil,
             token: String? = nil,
             dropMediaAfter: Double? = nil,
-            wrongFingerprint: Bool = false
+            wrongFingerprint: Bool = false,
+            whep: String? = nil
         ) {
+            self.whep = whep
             self.dropMediaAfter = dropMediaAfter
             self.wrongFingerprint = wrongFingerprint
             self.seconds = seconds
@@ -146,6 +150,7 @@ public final class WebRTCSubscriber {
             ("--deadline", options.deadline.map { "\($0)" }),
             ("--token", options.token),
             ("--drop-media-after", options.dropMediaAfter.map { "\($0)" }),
+            ("--whep", options.whep),
         ]
         for case let (option, value?) in optional { arguments += [option, value] }
         if options.expectReject { arguments.append("--expect-reject") }
@@ -272,6 +277,18 @@ public struct WebRTCSummary: Decodable, Sendable {
     public var pli: [PLI]
     public var video: Video
     public var audio: Audio
+    /// The WHEP exchange, when the peer subscribed over WHEP.
+    public var whep: WHEP?
+
+    public struct WHEP: Decodable, Sendable {
+        public var url: String
+        /// The POST's status (201 when created), its Content-Type and Location.
+        public var status: Int?
+        public var contentType: String?
+        public var location: String?
+        /// The DELETE's status at the end.
+        public var deleteStatus: Int?
+    }
 }
 
 /// What a WebRTC peer received: its summary, and every decoded picture's timecode.
