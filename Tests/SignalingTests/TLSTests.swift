@@ -2,6 +2,7 @@ import NIOSSL
 import SignalingClient
 import SignalingProtocol
 import SignalingServer
+import TestSupport
 import Testing
 
 @Suite("TLS")
@@ -67,6 +68,33 @@ struct TLSTests {
             await stranger.close()
             await raw.close()
             await client.close()
+        }
+    }
+
+    @Test("https and wss on the same TLS port: the page, health, and the WebSocket upgrade")
+    func webOverTLS() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let (certificatePath, keyPath) = try await makeSelfSignedCertificate(in: directory)
+        let serverTLS = try SignalingServerConfiguration.loadTLS(certificateFile: certificatePath, keyFile: keyPath)
+        var clientTLS = TLSConfiguration.makeClientConfiguration()
+        clientTLS.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+        try await withServer({ $0.tls = serverTLS }) { server in
+            let https = try await LineClient.connect(port: server.port, tls: clientTLS, serverHostname: "localhost")
+            try await https.sendBytes(Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
+            let health = try await https.linesUntilClosed()
+            #expect(health.first == "HTTP/1.1 200 OK" && health.last == "ok", "\(health)")
+
+            let wss = try await LineClient.connect(port: server.port, tls: clientTLS, serverHostname: "localhost")
+            let upgrade =
+                "GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: \(RawWebClient.sampleKey)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            try await wss.sendBytes(Array(upgrade.utf8))
+            var head: [String] = []
+            while head.last != "" { head.append(try await wss.nextLine()) }
+            #expect(head.first == "HTTP/1.1 101 Switching Protocols", "\(head)")
+            #expect(head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "\(head)")
+            await wss.close()
         }
     }
 
