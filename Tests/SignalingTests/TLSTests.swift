@@ -81,7 +81,8 @@ struct TLSTests {
         clientTLS.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
         try await withServer({ $0.tls = serverTLS }) { server in
             let https = try await LineClient.connect(port: server.port, tls: clientTLS, serverHostname: "localhost")
-            try await https.sendBytes(Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
+            let request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+            try await https.sendBytes(Array(request.utf8))
             let health = try await https.linesUntilClosed()
             #expect(health.first == "HTTP/1.1 200 OK" && health.last == "ok", "\(health)")
 
