@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
-// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, SRTP unprotect, and the
-// capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
+// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, SRTP unprotect, DTLS datagrams
+// from a viewer, and the capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
 
@@ -22,6 +22,7 @@ let package = Package(
             dependencies: [.product(name: "JSEP", package: root), .product(name: "SDP", package: root)]
         ),
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
+        .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
     ],
     swiftLanguageModes: [.v6]
