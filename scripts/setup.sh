@@ -32,6 +32,7 @@ PACKAGES=(
   coturn                     # turnserver, the TURN relay a test starts by hand (never as a service)
   iproute2                   # ip netns: the network namespaces the loss test makes for itself
   nftables                   # nft: random loss inside that namespace (this kernel has no netem)
+  chromium                   # headless Chromium: the real browser the viewer-page tests drive
 )
 
 if [ "${1:-}" = "bench" ]; then
@@ -94,6 +95,7 @@ VENV_PACKAGES=(
   aiortc==1.16.0  # WebRTC: JSEP offer, ICE (aioice), DTLS-SRTP, H.264 and Opus decoding
   aioice==0.13.0  # aiortc's ICE agent
   av==18.1.0      # PyAV (FFmpeg's decoders, in its own wheel), aiortc's media
+  websockets==15.0.1  # the DevTools-protocol connection of Tests/Peers/chromium_viewer.py
 )
 VENV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/out/venv"
 have=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)

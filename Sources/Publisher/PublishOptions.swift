@@ -9,6 +9,10 @@ public struct PublishOptions: Sendable {
     public var uid: String
     /// Signaling server; nil publishes to static destinations only.
     public var signal: (host: String, port: Int)? = ("127.0.0.1", 8443)
+    /// TLS to the signaling server (`--signal-tls`), trusting the system's roots or only
+    /// `signalCertificateAuthority` (`--signal-ca FILE`, which implies TLS).
+    public var signalTLS = false
+    public var signalCertificateAuthority: String?
     public var token: String?
     public var video: VideoInputKind = .synthetic
     public var audio: AudioInputKind = .synthetic

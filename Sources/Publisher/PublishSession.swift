@@ -299,8 +299,16 @@ public final class PublishSession: @unchecked Sendable {
             }
         }
         let mediaDone = Self.onThread(named: "rtc-publish media") { try thread.run() }
-        let client = options.signal.map {
-            SignalingClient(configuration: .init(host: $0.host, port: $0.port), logger: logger)
+        let client = try options.signal.map { signal in
+            var configuration = SignalingClient.Configuration(host: signal.host, port: signal.port)
+            if options.signalTLS || options.signalCertificateAuthority != nil {
+                do {
+                    try configuration.useTLS(trusting: options.signalCertificateAuthority)
+                } catch {
+                    throw UsageError("--signal-ca: \(error)")
+                }
+            }
+            return SignalingClient(configuration: configuration, logger: logger)
         }
         let presence = client.map { client in
             Task { [room, uid, options, offers, logger, print, webRTC] in

@@ -28,6 +28,29 @@ extension SignalingClient {
             self.tls = tls
             self.serverHostname = serverHostname
         }
+
+        /// TLS to the server, verifying its certificate against the system's trust roots, or only
+        /// against the PEM certificates in `certificateAuthorityFile` (a private CA, or a
+        /// self-signed server certificate). An unreadable file throws, naming it.
+        public mutating func useTLS(trusting certificateAuthorityFile: String? = nil) throws {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let certificateAuthorityFile {
+                let certificates: [NIOSSLCertificate]
+                do {
+                    certificates = try NIOSSLCertificate.fromPEMFile(certificateAuthorityFile)
+                } catch {
+                    throw SignalingError(
+                        .connectionFailed,
+                        "cannot read PEM certificates from \(certificateAuthorityFile): \(error)"
+                    )
+                }
+                guard !certificates.isEmpty else {
+                    throw SignalingError(.connectionFailed, "no certificate in \(certificateAuthorityFile)")
+                }
+                tls.trustRoots = .certificates(certificates)
+            }
+            self.tls = tls
+        }
     }
 
     /// Exponential backoff between reconnect attempts, with jitter so a restarted server is not hit

@@ -40,6 +40,10 @@ struct RTCPublish: ParsableCommand {
     @Option(help: "Signaling server HOST:PORT.") var signal = "127.0.0.1:8443"
     @Flag(help: "Do not join a room; send only to the preview and --to destinations.") var noSignal = false
     @Option(help: "Join token (rtc-signal --secret).") var token: String?
+    @Flag(help: "Signaling over TLS (rtc-signal --tls-cert), verified against the system's trust roots.")
+    var signalTLS = false
+    @Option(help: "Signaling over TLS, trusting only the PEM certificates in this file (a private CA).")
+    var signalCa: String?
     @Option(help: "Video input: 'test' or a .y4m file.") var video: String?
     @Option(help: "Audio input: 'test', a .wav file, or 'none' (with --ingest: the capture's app + mic audio).")
     var audio: String?
@@ -144,6 +148,8 @@ struct RTCPublish: ParsableCommand {
         var o = PublishOptions(room: room, uid: uid)
         o.signal = noSignal ? nil : try Self.hostPort(signal, what: "--signal")
         o.token = token
+        o.signalTLS = signalTLS
+        o.signalCertificateAuthority = signalCa
         if let ingest {
             do {
                 o.ingest = try IngestAddress(parsing: ingest)
