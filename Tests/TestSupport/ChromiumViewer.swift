@@ -71,7 +71,8 @@ public final class ChromiumViewer {
     /// `openssl`'s base64 SHA-256 of a PEM certificate's SubjectPublicKeyInfo: what Chromium's
     /// `--ignore-certificate-errors-spki-list` takes.
     public static func spkiHash(certificate: String) throws -> String {
-        let command = "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der"
+        let command =
+            "openssl x509 -in '\(certificate)' -pubkey -noout | openssl pkey -pubin -outform der"
             + " | openssl dgst -sha256 -binary | base64"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
