@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make demo: the whole product on one machine. Starts rtc-signal on 8443, publishes the built-in
 # synthetic screen into room 123456 as alice_sub, subscribes a viewer through the room, and lets
-# a stock ffmpeg play the viewer's SDP: prints what it received and saves a decoded picture.
-# Stops everything it started.
+# a stock ffmpeg play the viewer's SDP, and opens the room's page in headless Chromium (WebRTC):
+# prints what each received and saves a decoded picture and a screenshot of the page.
+# Stops everything it started. ICE stays on loopback (the browser runs on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.build/release
@@ -28,10 +29,16 @@ for _ in $(seq 50); do grep -q listening "$OUT/rtc-signal.log" && break; sleep 0
 
 echo "== rtc-publish --room 123456 --uid alice_sub   (synthetic screen 1280x720 @ 30 fps + test tone)"
 (cd "$OUT" && exec "../../$BIN/rtc-publish" --room 123456 --uid alice_sub --signal "127.0.0.1:$PORT" \
-  --duration $((SECONDS_TO_RUN + 3))) > "$OUT/rtc-publish.log" 2>&1 &
+  --ice-address 127.0.0.1 --duration $((SECONDS_TO_RUN + 20))) > "$OUT/rtc-publish.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q "signaling in room" "$OUT/rtc-publish.log" && break; sleep 0.1; done
 head -1 "$OUT/rtc-publish.log"
+
+echo "== headless Chromium on http://127.0.0.1:$PORT/rooms/123456   (the viewer page, WebRTC)"
+out/venv/bin/python Tests/Peers/chromium_viewer.py --url "http://127.0.0.1:$PORT/rooms/123456" \
+  --seconds "$SECONDS_TO_RUN" --out "$OUT/browser" --screenshot "$OUT/browser.png" \
+  > "$OUT/browser.log" 2>&1 &
+browser=$!
 
 echo "== rtc-subscribe --room 123456 --uid viewer --from alice_sub   (ffmpeg plays the SDP it receives)"
 # The player keeps: the timecode strip rows of every picture (to read frame numbers back), the
@@ -55,8 +62,27 @@ awk -F', *' '/^#tb 0:/ { sub(/^#tb 0: */, ""); split($0, a, "/"); rate = a[2] / 
 bytes=$(stat -c %s "$OUT/audio.pcm" 2>/dev/null || echo 0)
 awk -v b="$bytes" 'BEGIN { printf "audio: %.2f s of 48 kHz stereo Opus decoded\n", b / 192000 }'
 echo "picture: $OUT/viewer-frame.png (a decoded frame, 3 s in)"
+echo
+echo "== What headless Chromium showed on the room's page"
+if wait "$browser"; then
+  out/venv/bin/python - "$OUT/browser/summary.json" <<'PY'
+import json, sys
+tab = json.load(open(sys.argv[1]))["tabs"][0]
+q, g, t = tab["playbackQuality"], tab["glassToGlassMs"], tab["timecodes"]
+print(f"browser: {q['framesInWindow']} frames decoded in {tab['windowSeconds']:.1f} s, {q['fps']} fps, "
+      f"{q['droppedInWindow']} dropped, {tab['frames']['freezes']} freezes, {tab['width']}x{tab['height']}")
+print(f"browser: timecodes {t['count']} read, {'in order' if t['inOrder'] else 'OUT OF ORDER'}; "
+      f"glass-to-glass p50 {g['p50']} ms, p95 {g['p95']} ms; audio {'arriving' if tab['audio']['arriving'] else 'MISSING'}")
+PY
+  echo "screenshot: $OUT/browser.png"
+else
+  echo "browser: failed: $(tail -1 "$OUT/browser.log")"
+fi
 echo "publisher's last status: $(grep '^fps' "$OUT/rtc-publish.log" | tail -1)"
 echo
 echo "With a display, watch it live while rtc-publish runs:"
+echo "   open http://127.0.0.1:$PORT/rooms/123456 in a browser on this machine   (start rtc-publish"
+echo "     with --ice-address set to an address the browser reaches; for 127.0.0.1, Chromium needs"
+echo "     --allow-loopback-in-peer-connection)"
 echo "   ffplay -protocol_whitelist file,udp,rtp -i $OUT/alice_sub.sdp        (the local preview)"
 echo "   rtc-subscribe --room 123456 --uid bob --from alice_sub --play ffplay   (as a viewer in the room)"
