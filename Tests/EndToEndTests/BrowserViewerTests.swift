@@ -40,6 +40,46 @@ extension PublishEndToEndTests {
         print("chromium \(summary.chromium ?? "?"): \(Self.line(first)); \(Self.line(second))")
     }
 
+    /// rtc-signal restarts under a playing page: the page reconnects, joins and subscribes again
+    /// by itself, and plays on; the publisher rejoins the new server as well.
+    @Test func theViewerPageFollowsARestartedRoomServer() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 40)
+        let browser = try ChromiumViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 14, deadline: 70),
+            directory: directory
+        )
+        try browser.process.waitUntil(deadlineSeconds: 40, "tab 1 playing") {
+            browser.output.contains("tab 1 shows frames")
+        }
+        Thread.sleep(forTimeInterval: 3)
+        signal.kill()
+        #expect(signal.waitForExit(deadlineSeconds: 10))
+        let restarted = try BackgroundProcess(
+            try builtProgram("rtc-signal"),
+            ["--port", "\(port)"],
+            directory: directory,
+            name: "rtc-signal-restarted"
+        )
+        try restarted.waitUntil(deadlineSeconds: 20, "listening again") { restarted.output.contains("listening") }
+        #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        let states = tab.states.map(\.state)
+        #expect(states.contains("reconnecting"), "the page never noticed the restart: \(states)")
+        #expect(tab.state == "playing", "\(states)")
+        #expect(tab.timecodes.inOrder && tab.timecodes.count >= 200, "\(tab.timecodes)")
+        // Both members are back in the room on the new server.
+        try restarted.waitUntil(deadlineSeconds: 10, "both rejoined") {
+            restarted.output.contains("alice_sub") && restarted.output.contains("uid=\(tab.uid ?? "?")")
+        }
+        publish.interrupt()
+        restarted.interrupt()
+        print("restart: \(states); \(Self.line(tab))")
+    }
+
     /// The same page over https and wss: rtc-signal with a test certificate, rtc-publish joining
     /// over TLS (trusting that certificate), Chromium trusting only its key.
     @Test func theViewerPagePlaysOverHTTPS() throws {

@@ -121,6 +121,11 @@ public struct ChromiumSummary: Decodable, Sendable {
             public var skipped: Int
         }
 
+        public struct State: Decodable, Sendable {
+            public var t: Double
+            public var state: String
+        }
+
         public struct GlassToGlass: Decodable, Sendable {
             public var count: Int
             public var p50: Double?
@@ -138,6 +143,8 @@ public struct ChromiumSummary: Decodable, Sendable {
         /// From opening the tab to its first frame.
         public var firstFrameMs: Double?
         public var playbackQuality: Quality
+        /// The page's states over the window (`playing`, `reconnecting`, …), page time in ms.
+        public var states: [State]
         public var frames: Frames
         public var audio: Audio
         public var timecodes: Timecodes
