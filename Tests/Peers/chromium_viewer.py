@@ -399,7 +399,7 @@ def summarize(tab):
         "glassToGlassMs": {
             "count": len(g2g), "p50": percentile(g2g, 50), "p95": percentile(g2g, 95),
             "min": min(g2g) if g2g else None, "max": max(g2g) if g2g else None,
-            "clockOffsetMs": viewer["clockOffsetMs"],
+            "clockOffsetMs": viewer["clockOffsetMs"], "list": g2g,
         },
         "stats": s1,
         "states": [s for s in states if s["t"] >= start["now"] - 1] or states[-1:],
