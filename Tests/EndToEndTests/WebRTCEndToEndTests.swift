@@ -30,6 +30,27 @@ extension PublishEndToEndTests {
         return (signal, publish, port)
     }
 
+    /// A WebRTC viewer `uid` (default bob_sub) of alice_sub in room 123456.
+    static func viewerOfAlice(
+        _ peer: WebRTCSubscriber.Peer = .aiortc,
+        port: Int,
+        uid: String = "bob_sub",
+        options: WebRTCSubscriber.Options,
+        directory: TemporaryDirectory,
+        launcher: [String] = []
+    ) throws -> WebRTCSubscriber {
+        try WebRTCSubscriber(
+            peer,
+            signalPort: port,
+            room: "123456",
+            uid: uid,
+            publisher: "alice_sub",
+            options: options,
+            directory: directory,
+            launcher: launcher
+        )
+    }
+
     /// The host candidate port our answer names (the publisher's end of the 5-tuple).
     static func answeredPort(_ answer: String) -> Int? {
         answer.split(separator: "\r\n").lazy.compactMap { line -> Int? in
@@ -61,12 +82,9 @@ extension PublishEndToEndTests {
     func aWebRTCViewerDecodesTheScreenShare(peer: WebRTCSubscriber.Peer) throws {
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 16)
-        let viewer = try WebRTCSubscriber(
+        let viewer = try Self.viewerOfAlice(
             peer,
-            signalPort: port,
-            room: "123456",
-            uid: "bob_sub",
-            publisher: "alice_sub",
+            port: port,
             options: .init(seconds: 7, sendPLIAt: 3, deadline: 60),
             directory: directory
         )
@@ -134,12 +152,9 @@ extension PublishEndToEndTests {
     @Test func offersThePublisherCannotServeAreRefusedByName() throws {
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 25)
-        let forger = try WebRTCSubscriber(
-            .aiortc,
-            signalPort: port,
-            room: "123456",
+        let forger = try Self.viewerOfAlice(
+            port: port,
             uid: "mallory_sub",
-            publisher: "alice_sub",
             options: .init(seconds: 3, deadline: 40, wrongFingerprint: true),
             directory: directory
         )
@@ -176,12 +191,8 @@ extension PublishEndToEndTests {
     @Test func aVanishedViewerIsDroppedByConsentFreshness() throws {
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 45)
-        let viewer = try WebRTCSubscriber(
-            .aiortc,
-            signalPort: port,
-            room: "123456",
-            uid: "bob_sub",
-            publisher: "alice_sub",
+        let viewer = try Self.viewerOfAlice(
+            port: port,
             options: .init(seconds: 40, deadline: 80, dropMediaAfter: 2),
             directory: directory
         )

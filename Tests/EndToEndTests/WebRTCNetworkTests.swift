@@ -29,12 +29,8 @@ extension PublishEndToEndTests {
             seconds: 16,
             arguments: ["--turn", "turn:rtc:\(password)@127.0.0.1:\(turnPort)", "--ice-transport-policy", "relay"]
         )
-        let viewer = try WebRTCSubscriber(
-            .aiortc,
-            signalPort: port,
-            room: "123456",
-            uid: "bob_sub",
-            publisher: "alice_sub",
+        let viewer = try Self.viewerOfAlice(
+            port: port,
             options: .init(seconds: 7, deadline: 60),
             directory: directory
         )
@@ -95,12 +91,8 @@ extension PublishEndToEndTests {
             arguments: ["--keyint", "1800"],
             launcher: namespace.launcher
         )
-        let viewer = try WebRTCSubscriber(
-            .aiortc,
-            signalPort: port,
-            room: "123456",
-            uid: "bob_sub",
-            publisher: "alice_sub",
+        let viewer = try Self.viewerOfAlice(
+            port: port,
             options: .init(seconds: 12, sendPLIAt: 6, deadline: 60),
             directory: directory,
             launcher: namespace.launcher
@@ -155,12 +147,9 @@ extension PublishEndToEndTests {
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 16)
         let endpoint = "http://127.0.0.1:\(port)/rooms/123456/whep/alice_sub"
-        let viewer = try WebRTCSubscriber(
-            .aiortc,
-            signalPort: port,
-            room: "123456",
+        let viewer = try Self.viewerOfAlice(
+            port: port,
             uid: "whep_player",
-            publisher: "alice_sub",
             options: .init(seconds: 7, deadline: 60, whep: endpoint),
             directory: directory
         )

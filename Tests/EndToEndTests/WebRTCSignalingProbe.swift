@@ -8,28 +8,23 @@ extension PublishEndToEndTests {
     /// The largest feedback counters `destination` ever had in the stats file (a destination's
     /// entry goes when it is removed).
     static func finalFeedback(_ directory: TemporaryDirectory, destination: String) throws -> [String: Any] {
-        let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
-        var last: [String: Any] = [:]
-        for line in text.split(separator: "\n") {
-            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                let totals = record["totals"] as? [String: Any],
-                let feedback = totals["feedback"] as? [String: Any],
-                let entry = feedback[destination] as? [String: Any]
-            else { continue }
-            last = entry
-        }
-        return last
+        try lastStatsEntry(directory, table: "feedback", key: destination)
     }
 
     /// The last `webRTCViewers` entry of `uid` in stats.jsonl (state, path, transport counters).
     static func finalWebRTCViewer(_ directory: TemporaryDirectory, uid: String) throws -> [String: Any] {
+        try lastStatsEntry(directory, table: "webRTCViewers", key: uid)
+    }
+
+    /// The last `totals[table][key]` object among stats.jsonl's records ([:] if none had it).
+    static func lastStatsEntry(_ directory: TemporaryDirectory, table: String, key: String) throws -> [String: Any] {
         let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
         var last: [String: Any] = [:]
         for line in text.split(separator: "\n") {
             guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let totals = record["totals"] as? [String: Any],
-                let viewers = totals["webRTCViewers"] as? [String: Any],
-                let entry = viewers[uid] as? [String: Any]
+                let entries = totals[table] as? [String: Any],
+                let entry = entries[key] as? [String: Any]
             else { continue }
             last = entry
         }

@@ -11,10 +11,7 @@ struct TLSTests {
     func joinOverTLS() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let (certificatePath, keyPath) = try await makeSelfSignedCertificate(in: directory)
-        let serverTLS = try SignalingServerConfiguration.loadTLS(certificateFile: certificatePath, keyFile: keyPath)
-        var clientTLS = TLSConfiguration.makeClientConfiguration()
-        clientTLS.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+        let (serverTLS, clientTLS) = try await Self.selfSignedTLS(in: directory)
 
         try await withServer({ $0.tls = serverTLS }) { server in
             // The client library, verifying the certificate's name.
@@ -75,10 +72,7 @@ struct TLSTests {
     func webOverTLS() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let (certificatePath, keyPath) = try await makeSelfSignedCertificate(in: directory)
-        let serverTLS = try SignalingServerConfiguration.loadTLS(certificateFile: certificatePath, keyFile: keyPath)
-        var clientTLS = TLSConfiguration.makeClientConfiguration()
-        clientTLS.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+        let (serverTLS, clientTLS) = try await Self.selfSignedTLS(in: directory)
         try await withServer({ $0.tls = serverTLS }) { server in
             let https = try await LineClient.connect(port: server.port, tls: clientTLS, serverHostname: "localhost")
             let request = "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
@@ -97,6 +91,18 @@ struct TLSTests {
             #expect(head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "\(head)")
             await wss.close()
         }
+    }
+
+    /// A self-signed certificate for localhost and 127.0.0.1: the server's TLS with it, and a
+    /// client's that trusts only it.
+    static func selfSignedTLS(
+        in directory: TemporaryDirectory
+    ) async throws -> (server: TLSConfiguration, client: TLSConfiguration) {
+        let (certificatePath, keyPath) = try await makeSelfSignedCertificate(in: directory)
+        let server = try SignalingServerConfiguration.loadTLS(certificateFile: certificatePath, keyFile: keyPath)
+        var client = TLSConfiguration.makeClientConfiguration()
+        client.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificatePath))
+        return (server, client)
     }
 
     @Test("unreadable certificate or key files are reported by name")
