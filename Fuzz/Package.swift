@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
 // depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, SRTP unprotect, DTLS datagrams
-// from a viewer, and the capture socket's messages. `make fuzz` (scripts/fuzz.sh) builds and runs them.
+// from a viewer, the capture socket's messages, and what a client sends rtc-signal's web port (protocol
+// sniffing, WebSocket frames, HTTP requests to its routes). `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
 
@@ -10,7 +11,11 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 
 let package = Package(
     name: "rtc-publisher-fuzz",
-    dependencies: [.package(path: "..")],
+    dependencies: [
+        .package(path: ".."),
+        // The same swift-nio the server links (Package.resolved pins it), for NIOEmbedded's channels.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
     targets: [
         .executableTarget(name: "FuzzRTPPacket", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzRTCP", dependencies: [.product(name: "RTP", package: root)]),
@@ -24,6 +29,17 @@ let package = Package(
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
+        .executableTarget(
+            name: "FuzzSignalingWeb",
+            dependencies: [
+                .product(name: "SignalingServer", package: root),
+                .product(name: "SignalingProtocol", package: root),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,6 +25,7 @@
 #   BENCH_ROOM_PORT=26000 first port of the room's blocks of four
 #   BENCH_OPUS_COMPLEXITY=10  Opus complexity of every row (0..10; 10 is libopus's default and
 #                         the product's): a lower value shows what a cheaper Opus buys, same for all
+#   BENCH_BROWSER=1       0: skip glass-to-glass in headless Chromium (rtc-signal's page, 20 s a run)
 #   BENCH_DOC=Docs/benchmarks.md  where the tables go (a marked section is rewritten)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -249,6 +250,32 @@ if [ "$MACRO" = 1 ]; then
     python3 scripts/bench-report.py room --dir "$OUT/room" --subscribers "$ROOM" --doc "$DOC" \
       --command "$COMMAND" --publish "$room_shown" \
       --sink "$BIN/rtc-encode sink --base-port $ROOM_PORT --blocks $ROOM"
+  fi
+
+  # Glass-to-glass: rtc-publish's synthetic screen through rtc-signal to headless Chromium on the
+  # room's page, which reads each picture's timecode (capture time) at its display time.
+  if [ "${BENCH_BROWSER:-1}" = 1 ]; then
+    rm -rf "$OUT/browser"
+    for run in $(seq "$RUNS"); do
+      dir="$OUT/browser/r$run"
+      mkdir -p "$dir"
+      bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+      "$BIN/rtc-signal" --port "$bport" >"$dir/rtc-signal.log" 2>&1 &
+      signal_pid=$!
+      for _ in $(seq 50); do grep -q listening "$dir/rtc-signal.log" && break; sleep 0.1; done
+      (cd "$dir" && exec "$PUBLISH" --room bench --uid alice_sub --signal "127.0.0.1:$bport" --no-preview \
+        --ice-address 127.0.0.1 --size 1280x720 --preset ultrafast --threads 1 --duration 45 \
+        --stats-json stats.jsonl) >"$dir/rtc-publish.log" 2>&1 &
+      publish_pid=$!
+      for _ in $(seq 100); do grep -q "signaling in room" "$dir/rtc-publish.log" && break; sleep 0.1; done
+      rc=0
+      out/venv/bin/python Tests/Peers/chromium_viewer.py --url "http://127.0.0.1:$bport/rooms/bench" \
+        --seconds 20 --out "$dir/chromium" >"$dir/chromium.log" 2>&1 || rc=$?
+      kill -INT "$publish_pid" "$signal_pid" 2>/dev/null || true
+      wait "$publish_pid" "$signal_pid" 2>/dev/null || true
+      echo "bench: browser run $run/$RUNS exit $rc: $(tail -1 "$dir/chromium.log")"
+    done
+    python3 scripts/bench-report.py browser --dir "$OUT/browser" --doc "$DOC" --command "$COMMAND"
   fi
 
   # Instructions: each row's unpaced ultrafast 1-thread job once under callgrind, which counts

@@ -96,12 +96,15 @@ struct HTTPConnectionHandler: Sendable {
     // MARK: Routing
 
     private func route(_ request: HTTPRequestHead, body: ByteBuffer) async -> HTTPReply {
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        let path = Self.originForm(request.uri).split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         let query = Self.query(of: request.uri)
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         let method = request.method
         if method == .OPTIONS { return .preflight(whep: parts.count == 4 && parts[2] == "whep") }
         let readOnly = method == .GET || method == .HEAD
+        if parts.count == 1, ["healthz", "metrics", "clock", "viewer.js", "ws"].contains(parts[0]), !readOnly {
+            return .notAllowed("GET, HEAD, OPTIONS", route: parts[0])
+        }
         if parts == ["healthz"], readOnly { return .text(.ok, "ok\n", route: "healthz") }
         if parts == ["metrics"], readOnly {
             let census = await registry.census()
@@ -201,7 +204,9 @@ struct HTTPConnectionHandler: Sendable {
         var token: String?
         if let authorization = request.headers.first(name: "authorization") {
             guard authorization.lowercased().hasPrefix("bearer ") else {
-                return .text(.unauthorized, "Authorization must be Bearer TOKEN\n", route: "whep")
+                var reply = HTTPReply.text(.unauthorized, "Authorization must be Bearer TOKEN\n", route: "whep")
+                reply.headers.add(name: "WWW-Authenticate", value: "Bearer")
+                return reply
             }
             token = String(authorization.dropFirst(7)).trimmingSpaces
         }
@@ -256,6 +261,16 @@ struct HTTPConnectionHandler: Sendable {
             try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: reply.body))))
         }
         try await outbound.write(.end(nil))
+    }
+
+    /// A request target in absolute form (`http://host/path`, RFC 9112 §3.2.2, which a server
+    /// must accept) as origin form (`/path`); any other target as it is.
+    static func originForm(_ uri: String) -> String {
+        for scheme in ["http://", "https://"] where uri.lowercased().hasPrefix(scheme) {
+            let rest = uri.dropFirst(scheme.count)
+            return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
+        }
+        return uri
     }
 
     /// `?a=1&b=2` of a URI, percent-decoding left out: every value used is a room, uid or token,

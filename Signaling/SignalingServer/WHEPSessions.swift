@@ -76,27 +76,39 @@ final class WHEPSessions: Sendable {
         let registry = self.registry
         let logger = self.logger
         let metrics = registry.metrics
-        let task = Task {
-            metrics.opened(.whep)
-            defer { metrics.closed(.whep) }
-            let ending = await Self.run(
-                connection: connection,
-                outbox: outbox,
-                join: ClientMessage.Join(room: room, uid: uid, role: .subscriber, token: token),
-                publisher: publisher,
-                offer: offer,
-                registry: registry,
-                answer: answer
-            )
-            answer.finish()
-            logger.info(
-                "WHEP session ended",
-                metadata: ["room": "\(room)", "uid": "\(uid)", "publisher": "\(publisher)", "reason": "\(ending)"]
-            )
-            await registry.disconnect(connection, reason: .left, goodbye: nil)
-            self.sessions.withLock { _ = $0.removeValue(forKey: id) }
+        let maximum = configuration.maxWHEPSessions
+        // The task is made and listed under one lock: it removes itself when it ends, so it must
+        // be listed before it can end (a refused join ends it at once), and the limit is checked
+        // in the same step as the listing.
+        let task = sessions.withLock { sessions -> Task<Void, Never>? in
+            guard sessions.count < maximum else { return nil }
+            let task = Task {
+                metrics.opened(.whep)
+                defer { metrics.closed(.whep) }
+                let ending = await Self.run(
+                    connection: connection,
+                    outbox: outbox,
+                    join: ClientMessage.Join(room: room, uid: uid, role: .subscriber, token: token),
+                    publisher: publisher,
+                    offer: offer,
+                    registry: registry,
+                    answer: answer
+                )
+                answer.finish()
+                logger.info(
+                    "WHEP session ended",
+                    metadata: ["room": "\(room)", "uid": "\(uid)", "publisher": "\(publisher)", "reason": "\(ending)"]
+                )
+                await registry.disconnect(connection, reason: .left, goodbye: nil)
+                self.sessions.withLock { _ = $0.removeValue(forKey: id) }
+            }
+            sessions[id] = Entry(room: room, publisher: publisher, task: task)
+            return task
         }
-        sessions.withLock { $0[id] = Entry(room: room, publisher: publisher, task: task) }
+        guard let task else {
+            await registry.disconnect(connection, reason: .left, goodbye: nil)
+            throw Failure(status: .serviceUnavailable, message: "the server holds its most WHEP sessions (\(maximum))")
+        }
         let timeout = configuration.whepAnswerTimeout
         let result = await withTaskGroup(of: Result<String, Failure>.self) { group in
             group.addTask {

@@ -5,10 +5,12 @@ import NIOWebSocket
 /// message in is one line (without `\n`), each line out one text message. So a browser and a
 /// TCP client are the same members of the same rooms, held to the same limits.
 ///
-/// RFC 6455: client frames must be masked (§5.1); a message may come in fragments (§5.4),
-/// reassembled here up to `maxMessageBytes`; pings are answered (§5.5.2); a close is echoed
-/// (§5.5.1). Binary messages are not part of the protocol. Every violation ends the connection
-/// with a close frame whose code and reason say why (§7.4.1).
+/// RFC 6455: client frames must be masked (§5.1) and carry no reserved bits, since no extension
+/// is negotiated (§5.2); a message may come in fragments (§5.4), reassembled here up to
+/// `maxMessageBytes`, and must be UTF-8 (§8.1); pings are answered (§5.5.2); a close with a
+/// valid code (§7.4) and a UTF-8 reason is echoed (§5.5.1). Binary messages are not part of the
+/// protocol. Every violation ends the connection with a close frame whose code and reason say
+/// why (§7.4.1).
 final class WebSocketLineAdapter: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = ByteBuffer
@@ -30,6 +32,9 @@ final class WebSocketLineAdapter: ChannelDuplexHandler, RemovableChannelHandler 
         guard !closeSent else { return }
         guard frame.maskKey != nil else {
             return fail(context, .protocolError, "client frames must be masked (RFC 6455 §5.1)")
+        }
+        guard !frame.rsv1, !frame.rsv2, !frame.rsv3 else {
+            return fail(context, .protocolError, "reserved bits set, but no extension was negotiated (§5.2)")
         }
         switch frame.opcode {
         case .text:
@@ -65,10 +70,20 @@ final class WebSocketLineAdapter: ChannelDuplexHandler, RemovableChannelHandler 
         case .pong:
             break
         case .connectionClose:
-            // Echo the peer's code (§5.5.1), then close once it is out.
+            // Echo the peer's code (§5.5.1), then close once it is out; a malformed close is a
+            // protocol error of its own (§7.4.1: 1005 and 1006 never travel in a frame).
             var payload = frame.unmaskedData
-            let code = payload.readWebSocketErrorCode() ?? .normalClosure
-            sendClose(context, code, reason: "")
+            guard payload.readableBytes != 1 else {
+                return fail(context, .protocolError, "a close payload of one byte (§5.5.1)")
+            }
+            let code = payload.readInteger(as: UInt16.self) ?? 1000
+            guard Self.isSendableCloseCode(code) else {
+                return fail(context, .protocolError, "close code \(code) may not be sent (§7.4)")
+            }
+            guard String(validating: payload.readableBytesView, as: UTF8.self) != nil else {
+                return fail(context, .dataInconsistentWithMessage, "the close reason is not UTF-8 (§5.5.1)")
+            }
+            sendClose(context, WebSocketErrorCode(codeNumber: Int(code)), reason: "")
             context.channel.triggerUserOutboundEvent(LingeringCloseHandler.Start(), promise: nil)
         default:
             fail(context, .protocolError, "opcode \(frame.opcode) is not defined")
@@ -99,7 +114,19 @@ final class WebSocketLineAdapter: ChannelDuplexHandler, RemovableChannelHandler 
 
     private func deliver(_ context: ChannelHandlerContext, _ data: ByteBuffer) {
         guard data.readableBytes <= maxMessageBytes else { return tooLarge(context) }
+        guard String(validating: data.readableBytesView, as: UTF8.self) != nil else {
+            return fail(context, .dataInconsistentWithMessage, "a text message is not UTF-8 (§8.1)")
+        }
         context.fireChannelRead(wrapInboundOut(data))
+    }
+
+    /// The codes a close frame may carry (§7.4.1, §7.4.2): the defined ones but 1004 (reserved),
+    /// 1005, 1006 and 1015 (never sent), and the ranges for libraries and applications.
+    static func isSendableCloseCode(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1011, 3000...4999: true
+        default: false
+        }
     }
 
     private func tooLarge(_ context: ChannelHandlerContext) {

@@ -48,7 +48,7 @@ struct WebEndpointTests {
     @Test("CORS preflight, wrong methods, WHEP refusals by name, an oversized body and a flood")
     func refusals() async throws {
         try await withServer({
-            $0.messageBurst = 5
+            $0.messageBurst = 8
             $0.messagesPerSecond = 0.01
         }) { server in
             let (answers, flood, tooLarge) = try await offPool {
@@ -61,10 +61,18 @@ struct WebEndpointTests {
                     client.request("POST", "/rooms/r1/whep/alice_sub", headers: [("Content-Type", "text/plain")]),
                     client.request("POST", "/rooms/r1/whep/alice_sub", headers: sdp, body: Array("v=0\r\n".utf8)),
                     client.request("POST", "/rooms/r1/whep/bad%20uid", headers: sdp, body: Array("v=0\r\n".utf8)),
+                    client.request("POST", "/healthz"),
+                    client.request("GET", "http://127.0.0.1/healthz"),
+                    client.request(
+                        "POST",
+                        "/rooms/r1/whep/alice_sub",
+                        headers: sdp + [("Authorization", "Basic YTpi")],
+                        body: Array("v=0\r\n".utf8)
+                    ),
                 ]
-                // The sixth request in a burst of five is refused with 429.
+                // The ninth request in a burst of eight is refused with 429 (a connection of its own).
                 let flooder = try RawWebClient(port: server.port)
-                let flood = try (0..<7).map { _ in try flooder.request("GET", "/healthz").status }
+                let flood = try (0..<10).map { _ in try flooder.request("GET", "/healthz").status }
                 let large = try RawWebClient(port: server.port)
                 let body = [UInt8](repeating: UInt8(ascii: "a"), count: 70_000)
                 let tooLarge = try large.request("POST", "/rooms/r1/whep/alice_sub", headers: sdp, body: body)
@@ -77,7 +85,11 @@ struct WebEndpointTests {
             #expect(answers[2].status == 415, "\(answers[2])")
             #expect(answers[3].status == 404 && answers[3].text.contains("no-such-member"), "\(answers[3])")
             #expect(answers[4].status == 400 && answers[4].text.contains("bad%20uid"), "\(answers[4])")
-            #expect(flood.prefix(5).allSatisfy { $0 == 200 } && flood.suffix(2).allSatisfy { $0 == 429 }, "\(flood)")
+            #expect(answers[5].status == 405 && answers[5].header("allow") == "GET, HEAD, OPTIONS", "\(answers[5])")
+            // The absolute form of a target (RFC 9112 §3.2.2) is served as its path.
+            #expect(answers[6].status == 200 && answers[6].text == "ok\n", "\(answers[6])")
+            #expect(answers[7].status == 401 && answers[7].header("www-authenticate") == "Bearer", "\(answers[7])")
+            #expect(flood.prefix(8).allSatisfy { $0 == 200 } && flood.suffix(2).allSatisfy { $0 == 429 }, "\(flood)")
             #expect(tooLarge.status == 413 && tooLarge.header("connection") == "close", "\(tooLarge)")
             // The server goes on: a new client is served.
             let health = try await offPool { try RawWebClient(port: server.port).request("GET", "/healthz").status }
@@ -145,6 +157,10 @@ struct WebEndpointTests {
             ("binary", UInt16(1003)),
             ("too large", UInt16(1009)),
             ("continuation first", UInt16(1002)),
+            ("reserved bit", UInt16(1002)),
+            ("not UTF-8", UInt16(1007)),
+            ("close 1005", UInt16(1002)),
+            ("close of one byte", UInt16(1002)),
         ]
     )
     func webSocketViolations(_ violation: String, _ code: UInt16) async throws {
@@ -158,6 +174,12 @@ struct WebEndpointTests {
                 case "too large":
                     try client.send(opcode: 1, [UInt8](repeating: 32, count: 40_000), fin: false)
                     try client.send(opcode: 0, [UInt8](repeating: 32, count: 40_000))
+                case "reserved bit":
+                    // FIN + RSV1, text; masked, empty.
+                    try client.socket.send([0xC1, 0x80, 1, 2, 3, 4])
+                case "not UTF-8": try client.send(opcode: 1, [0x7B, 0xFF, 0xFE, 0x7D])
+                case "close 1005": try client.send(opcode: 8, [0x03, 0xED])
+                case "close of one byte": try client.send(opcode: 8, [0x03])
                 default: try client.send(opcode: 0, Array("{}".utf8))
                 }
                 return try client.readFrame()

@@ -1,6 +1,7 @@
 import Benchmark
 import Media
 import Publisher
+import SRTP
 import Transport
 
 /// A `MediaSender` with N destinations, all pointing at one loopback sink (RTP port and the
@@ -9,6 +10,15 @@ import Transport
 /// destination as bursts (copy and `srtp_protect` each, one segmented `sendmsg` per run). The
 /// sink is drained between iterations, outside the measurement.
 final class FanOutState {
+    /// Who the N destinations are, so the two kinds of subscriber are measured on one harness.
+    enum Viewers {
+        /// SDES receivers: fresh keys of the sender's configured suite (`SRTPSuite.default`,
+        /// AES_CM_128_HMAC_SHA1_80), an RTP and an RTCP socket of their own.
+        case sdes
+        /// WebRTC viewers on a direct ICE pair, protected with `suite` (`WebRTCViewer`).
+        case webRTC(SRTPSuite)
+    }
+
     private let sender: MediaSender
     private let sinks: [UDPSocket]
     private let scratch: UnsafeMutableRawBufferPointer
@@ -16,13 +26,24 @@ final class FanOutState {
     private var frame: UInt64 = 0
 
     /// One access unit of `nalUnits` (a single 1100-byte P slice, one packet, by default).
-    init(destinations: Int, nalUnits: [[UInt8]] = [H264Samples.slice(type: 1, bytes: 1_100)]) throws {
+    init(
+        destinations: Int,
+        viewers: Viewers = .sdes,
+        nalUnits: [[UInt8]] = [H264Samples.slice(type: 1, bytes: 1_100)]
+    ) throws {
         sinks = try Self.bindPortPair()
         sender = try MediaSender(configuration: .init(cname: "bench@127.0.0.1"), origin: MonotonicClock.now())
         let port = sinks[0].localAddress.port
+        var payloadType = sender.configuration.videoPayloadType
         for index in 0..<destinations {
-            let address = try DestinationAddress(host: "127.0.0.1", videoPort: port, audioPort: nil)
-            try sender.addDestination(id: "viewer-\(index)", address: address)
+            switch viewers {
+            case .sdes:
+                let address = try DestinationAddress(host: "127.0.0.1", videoPort: port, audioPort: nil)
+                try sender.addDestination(id: "viewer-\(index)", address: address)
+            case .webRTC(let suite):
+                try WebRTCViewer.add(id: "viewer-\(index)", to: sender, sink: sinks[0].localAddress, suite: suite)
+                payloadType = WebRTCViewer.videoPayloadType
+            }
         }
         var data: [UInt8] = []
         var ranges: [Range<Int>] = []
@@ -33,6 +54,7 @@ final class FanOutState {
         let isKeyFrame = nalUnits.contains { ($0.first ?? 0) & 0x1F == 5 }
         unit = H264AccessUnit(data: data, nalRanges: ranges, captureTime: 0, isKeyFrame: isKeyFrame)
         scratch = .allocate(byteCount: 65_536, alignment: 8)
+        try checkDelivery(destinations: destinations, payloadType: payloadType)
     }
 
     deinit { scratch.deallocate() }
@@ -52,6 +74,25 @@ final class FanOutState {
             benchmark.startMeasurement()
             sendFrame()
             benchmark.stopMeasurement()
+        }
+    }
+
+    /// Sends one frame and checks that every destination's copy reached the sink with the payload
+    /// type its receiver expects (SRTP leaves the header in the clear): a failed `sendto` is
+    /// counted, not thrown, and a row whose packets never left would time nothing.
+    private func checkDelivery(destinations: Int, payloadType: UInt8) throws {
+        drain()
+        sendFrame()
+        var delivered = 0
+        while let (length, _) = sinks[0].receive(into: scratch) {
+            if length >= 12, scratch[1] & 0x7F == payloadType { delivered += 1 }
+        }
+        drain()
+        guard delivered >= destinations else {
+            throw TransportError(
+                .send,
+                "\(delivered) RTP packets with payload type \(payloadType) reached the sink from \(destinations) destinations"
+            )
         }
     }
 

@@ -49,6 +49,12 @@ let benchmarks: @Sendable () -> Void = {
         try ProtectState(clearLength: 1200 - SRTPSuite.aesCM128HmacSHA1_80.rtpTrailerLength)
     }
 
+    Benchmark("SRTP protect: one 1200-byte packet, AEAD-AES-128-GCM (1 packet)") { benchmark, state in
+        for _ in benchmark.scaledIterations { blackHole(state.protectNext()) }
+    } setup: {
+        try ProtectState(clearLength: 1200 - SRTPSuite.aeadAES128GCM.rtpTrailerLength, suite: .aeadAES128GCM)
+    }
+
     // A key frame as the publisher sends it: per subscriber, its packets protected back to back
     // and sent as runs of equal size in one segmented sendmsg each (UDP GSO).
     let keyFrame = [H264Samples.sps, H264Samples.pps, H264Samples.slice(type: 5, bytes: 100_000)]
@@ -64,6 +70,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // SDES destinations, each with keys of the sender's default suite, AES_CM_128_HMAC_SHA1_80.
     for destinations in [1, 10, 100] {
         let noun = destinations == 1 ? "destination" : "destinations"
         Benchmark("Fan-out: one 1100 B video packet to \(destinations) \(noun), copy + protect + sendto each") {
@@ -72,6 +79,27 @@ let benchmarks: @Sendable () -> Void = {
             state.measure(benchmark)
         } setup: {
             try FanOutState(destinations: destinations)
+        }
+    }
+
+    // The same fan-out to WebRTC viewers (issue 17: an extra one may cost at most 1.1 × an extra
+    // SDES destination per packet). AES-CM is the SDES rows' suite, the like-for-like comparison;
+    // AEAD_AES_128_GCM is what our DTLS offers first (DTLSSRTPProfile.defaultOffer), so what a
+    // viewer whose stack supports it gets.
+    let webRTCSuites: [(name: String, suite: SRTPSuite)] = [
+        ("AES-CM-128 + HMAC-SHA1-80", .aesCM128HmacSHA1_80),
+        ("AEAD-AES-128-GCM", .aeadAES128GCM),
+    ]
+    for (suiteName, suite) in webRTCSuites {
+        for viewers in [1, 10] {
+            let noun = viewers == 1 ? "viewer" : "viewers"
+            Benchmark(
+                "Fan-out: one 1100 B video packet to \(viewers) WebRTC \(noun), PT rewrite + copy + protect + sendto each, \(suiteName)"
+            ) { benchmark, state in
+                state.measure(benchmark)
+            } setup: {
+                try FanOutState(destinations: viewers, viewers: .webRTC(suite))
+            }
         }
     }
 }

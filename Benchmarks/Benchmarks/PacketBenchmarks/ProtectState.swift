@@ -9,8 +9,10 @@ final class ProtectState {
     private let buffer: UnsafeMutableRawBufferPointer
     private var sequence: UInt16 = 0
 
-    init(clearLength: Int) throws {
-        session = try SRTPSession(keys: SRTPKeyMaterial.random(for: .aesCM128HmacSHA1_80), direction: .outbound)
+    /// `suite`: AES-CM (SDES receivers and the default) or AES-GCM (what our DTLS offers WebRTC
+    /// viewers first), so the fan-out rows' difference per suite can be read against protect alone.
+    init(clearLength: Int, suite: SRTPSuite = .aesCM128HmacSHA1_80) throws {
+        session = try SRTPSession(keys: SRTPKeyMaterial.random(for: suite), direction: .outbound)
         var packet = H264Samples.slice(type: 1, bytes: clearLength)
         // RTP header (RFC 3550 §5.1): V=2, PT 96, timestamp 0, SSRC 0x01020304.
         packet.replaceSubrange(0..<12, with: [0x80, 96, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4])
@@ -20,7 +22,7 @@ final class ProtectState {
 
     deinit { buffer.deallocate() }
 
-    /// Returns the protected length (clear length + the 10-byte tag).
+    /// Returns the protected length (clear length + the suite's tag: 10 bytes, 16 for GCM).
     func protectNext() -> Int {
         sequence &+= 1
         clear.withUnsafeBytes { bytes in
