@@ -29,7 +29,7 @@ enum SRTPLibrary {
     static var cryptoImplementation: String {
         switch initialization {
         case .failure(let error): return "none (\(error))"
-        case .success(.success): return "libsrtp2 with AES-CM and HMAC-SHA1 on \(NettleTransforms.version)"
+        case .success(.success): return "libsrtp2 with AES-CM, HMAC-SHA1 and AES-GCM on \(NettleTransforms.version)"
         case .success(.failure(let error)): return "libsrtp2's own crypto (Nettle refused: \(error))"
         }
     }

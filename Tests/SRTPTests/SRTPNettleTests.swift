@@ -13,7 +13,7 @@ struct SRTPNettleTests {
     @Test("AES-CM and HMAC-SHA1 are Nettle's, and the report names it")
     func installed() {
         #expect(SRTPSession.usesNettle)
-        #expect(SRTPSession.cryptoImplementation.hasPrefix("libsrtp2 with AES-CM and HMAC-SHA1 on Nettle 3."))
+        #expect(SRTPSession.cryptoImplementation.hasPrefix("libsrtp2 with AES-CM, HMAC-SHA1 and AES-GCM on Nettle 3."))
     }
 
     @Test(
