@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""Checks the WHIP harness with a WHIP publisher that is not ours: GStreamer's webrtcbin (1.22).
+
+Runs inside the harness's namespace, with the system Python (python3-gst-1.0):
+    ip netns exec NS /usr/bin/python3 Tests/Peers/janus/whip_publisher_check.py \
+        --whip http://127.0.0.1:7080/whip/endpoint/rtc --janus http://127.0.0.1:8088/janus \
+        --room 1234 [--janus-b http://127.0.0.1:8089/janus] [--seconds 5]
+
+It POSTs a complete webrtcbin offer (videotestsrc ! openh264enc, or vp8enc, + Opus) to the WHIP
+endpoint, applies the 201 answer, streams --seconds, and meanwhile asks Janus's VideoRoom for
+its participants and runs janus_subscriber.py (aiortc, out/venv) against Janus (and Janus B when
+given), then DELETEs the WHIP resource and checks the publisher is gone. Prints JSON lines;
+exit status 0 when every subscriber decoded video.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+import gi
+
+gi.require_version("Gst", "1.0")
+gi.require_version("GstSdp", "1.0")
+gi.require_version("GstWebRTC", "1.0")
+gi.require_version("Nice", "0.1")
+from gi.repository import Gst, GstSdp, GstWebRTC, Nice  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+
+def emit(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def janus_participants(base, room):
+    def call(url, body):
+        req = urllib.request.Request(url, data=json.dumps(dict(body, transaction=uuid.uuid4().hex)).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read())
+    s = call(base, {"janus": "create"})["data"]["id"]
+    h = call("%s/%d" % (base, s), {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
+    r = call("%s/%d/%d" % (base, s, h), {"janus": "message",
+                                         "body": {"request": "listparticipants", "room": room}})
+    call("%s/%d" % (base, s), {"janus": "destroy"})
+    return r["plugindata"]["data"].get("participants")
+
+
+def promise(webrtc, signal, *args):
+    p = Gst.Promise.new()
+    webrtc.emit(signal, *args, p)
+    if p.wait() != Gst.PromiseResult.REPLIED:
+        raise RuntimeError("webrtcbin %s did not reply" % signal)
+    return p.get_reply()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--whip", required=True)
+    ap.add_argument("--janus", required=True)
+    ap.add_argument("--janus-b")
+    ap.add_argument("--room", type=int, required=True)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--ice-address", default="127.0.0.2")
+    ap.add_argument("--token")
+    ap.add_argument("--codec", choices=["h264", "vp8"], default=None)
+    args = ap.parse_args()
+
+    Gst.init(None)
+    codec = args.codec or ("h264" if Gst.ElementFactory.find("openh264enc") else "vp8")
+    if codec == "h264":
+        venc = ("openh264enc bitrate=1500000 gop-size=30 complexity=low ! h264parse ! "
+                "rtph264pay config-interval=-1 pt=96 aggregate-mode=zero-latency ! "
+                "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000")
+    else:
+        venc = ("vp8enc deadline=1 keyframe-max-dist=30 target-bitrate=1500000 ! rtpvp8pay pt=96 ! "
+                "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000")
+    pipeline = Gst.parse_launch(
+        "webrtcbin name=w bundle-policy=max-bundle "
+        "videotestsrc is-live=true pattern=ball ! video/x-raw,width=640,height=360,framerate=30/1 ! "
+        "videoconvert ! video/x-raw,format=I420 ! " + venc + " ! w. "
+        "audiotestsrc is-live=true wave=sine ! audioconvert ! audioresample ! opusenc ! "
+        "rtpopuspay pt=111 ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,"
+        "clock-rate=48000 ! w.")
+    webrtc = pipeline.get_by_name("w")
+    ice = webrtc.get_property("ice-agent")  # kept referenced for the process's life
+    ice.set_property("ice-tcp", False)
+    # libnice's UPnP would send SSDP to its multicast group: nothing may leave 127.0.0.0/8.
+    ice.get_property("agent").set_property("upnp", False)
+    address = Nice.Address.new()
+    if not address.set_from_string(args.ice_address) or \
+            not ice.get_property("agent").add_local_address(address):
+        raise SystemExit("libnice refuses %s" % args.ice_address)
+    candidates = []
+    webrtc.connect("on-ice-candidate", lambda _w, m, c: candidates.append((m, c)))
+
+    needed = threading.Event()
+    webrtc.connect("on-negotiation-needed", lambda _w: needed.set())
+    t0 = time.time()
+    pipeline.set_state(Gst.State.PLAYING)
+    if not needed.wait(5):
+        raise SystemExit("webrtcbin never asked for negotiation")
+    # sendonly: WHIP publishes.
+    for i in range(2):
+        tr = webrtc.emit("get-transceiver", i)
+        if tr is not None:
+            tr.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
+    reply = promise(webrtc, "create-offer", None)
+    offer = reply.get_value("offer") if reply and reply.has_field("offer") else None
+    if offer is None:
+        raise SystemExit("webrtcbin made no offer: %s" % (reply.to_string() if reply else None))
+    promise(webrtc, "set-local-description", offer)
+    deadline = time.time() + 5
+    while webrtc.get_property("ice-gathering-state") != GstWebRTC.WebRTCICEGatheringState.COMPLETE:
+        if time.time() > deadline:
+            raise SystemExit("ICE gathering did not complete")
+        time.sleep(0.01)
+    sdp = webrtc.get_property("local-description").sdp.as_text()
+    lines = [l for l in sdp.replace("\r\n", "\n").strip().split("\n") if l != "a=ice-options:trickle"]
+    ms = [i for i, l in enumerate(lines) if l.startswith("m=")]
+    end = ms[1] if len(ms) > 1 else len(lines)
+    extra = ["a=" + c for m, c in candidates if m == 0 and "a=" + c not in lines[ms[0]:end]]
+    lines[end:end] = extra + ["a=end-of-candidates"]
+    offer_sdp = "\r\n".join(lines) + "\r\n"
+    t_offer = time.time()
+
+    headers = {"Content-Type": "application/sdp"}
+    if args.token:
+        headers["Authorization"] = "Bearer " + args.token
+    req = urllib.request.Request(args.whip, data=offer_sdp.encode(), headers=headers, method="POST")
+    t_post = time.time()
+    with urllib.request.urlopen(req, timeout=10) as r:
+        status, answer, hdrs = r.status, r.read().decode(), dict(r.headers)
+    t_answer = time.time()
+    location = urllib.parse.urljoin(args.whip, hdrs.get("Location", ""))
+    emit({"event": "whip_answer", "status": status, "location": location,
+          "etag": hdrs.get("ETag"), "accept_patch": hdrs.get("Accept-Patch"),
+          "link": hdrs.get("Link"), "codec": codec,
+          "offer_s": round(t_offer - t0, 3), "answer_ms": round((t_answer - t_post) * 1000, 1),
+          "answer_candidates": [l for l in answer.splitlines() if l.startswith("a=candidate")],
+          "answer_setup": sorted({l for l in answer.splitlines() if l.startswith("a=setup")})})
+    _, msg = GstSdp.SDPMessage.new_from_text(answer)
+    promise(webrtc, "set-remote-description",
+            GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, msg))
+
+    deadline = time.time() + 5
+    while webrtc.get_property("connection-state") != GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
+        if time.time() > deadline:
+            raise SystemExit("not connected: ice %s, connection %s" % (
+                webrtc.get_property("ice-connection-state"), webrtc.get_property("connection-state")))
+        time.sleep(0.005)
+    t_conn = time.time()
+    emit({"event": "connected", "after_answer_ms": round((t_conn - t_answer) * 1000, 1)})
+
+    time.sleep(1.0)  # let Janus see the first key frame and negotiate the room's streams
+    parts = janus_participants(args.janus, args.room)
+    emit({"event": "participants", "janus": args.janus, "participants": parts})
+    subs = []
+    out = {}
+    py = os.path.join(ROOT, "out", "venv", "bin", "python")
+    sub_seconds = max(1.0, args.seconds - 1.5)
+    for name, base in (("A", args.janus), ("B", args.janus_b)):
+        if base:
+            def go(name=name, base=base):
+                p = subprocess.run([py, os.path.join(HERE, "janus_subscriber.py"), "--janus", base,
+                                    "--room", str(args.room), "--seconds", str(sub_seconds),
+                                    "--ice-address", args.ice_address],
+                                   capture_output=True, text=True, timeout=60)
+                out[name] = (p.returncode, p.stdout.strip(), p.stderr.strip()[-2000:])
+            th = threading.Thread(target=go)
+            th.start()
+            subs.append(th)
+    time.sleep(max(0, args.seconds - (time.time() - t_conn)))
+    for th in subs:
+        th.join()
+    ok = True
+    for name, (rc, stdout, stderr) in sorted(out.items()):
+        emit({"event": "subscriber", "janus": name, "rc": rc,
+              "result": json.loads(stdout) if stdout.startswith("{") else stdout,
+              "stderr": stderr[-3000:] if rc else ""})
+        ok = ok and rc == 0
+
+    stats = promise(webrtc, "get-stats", None).to_string()
+    if os.environ.get("DUMP_STATS"):
+        print(stats, file=sys.stderr)
+    sent = []
+    for part in stats.replace("\\", "").split('(structure)"')[1:]:
+        if part.startswith("outbound-rtp,"):
+            ssrc = re.search(r"ssrc=\(uint\)(\d+)", part)
+            packets = re.search(r"packets-sent=\(guint64\)(\d+)", part)
+            if ssrc and packets:
+                sent.append({"ssrc": int(ssrc.group(1)), "packets": int(packets.group(1))})
+    t_del = time.time()
+    dreq = urllib.request.Request(location, method="DELETE", headers=headers)
+    with urllib.request.urlopen(dreq, timeout=5) as r:
+        dstatus = r.status
+    time.sleep(0.5)
+    parts_after = janus_participants(args.janus, args.room)
+    emit({"event": "stopped", "sent": sent, "delete_status": dstatus,
+          "delete_ms": round((time.time() - t_del - 0.5) * 1000, 1),
+          "participants_after_delete": parts_after})
+    pipeline.set_state(Gst.State.NULL)
+    os._exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
