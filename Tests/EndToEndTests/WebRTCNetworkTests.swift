@@ -87,17 +87,17 @@ extension PublishEndToEndTests {
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(
             directory,
-            seconds: 22,
+            seconds: 30,
             arguments: ["--keyint", "1800"],
             launcher: namespace.launcher
         )
         let viewer = try Self.viewerOfAlice(
             port: port,
-            options: .init(seconds: 12, sendPLIAt: 6, deadline: 60),
+            options: .init(seconds: 20, sendPLIAt: 6, deadline: 70),
             directory: directory,
             launcher: namespace.launcher
         )
-        #expect(viewer.waitForExit(deadlineSeconds: 70), "\(viewer.output)")
+        #expect(viewer.waitForExit(deadlineSeconds: 80), "\(viewer.output)")
         #expect(viewer.exitStatus == 0, "\(viewer.output)\n\(publish.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         signal.interrupt()
@@ -108,7 +108,7 @@ extension PublishEndToEndTests {
         let sequence = try #require(got.summary.video.sequence, "aiortc recorded no sequence numbers")
         let lossRate = Double(sequence.missing) / Double(max(sequence.received + sequence.missing, 1))
         #expect(dropped >= 5, "nftables dropped \(dropped) sends")
-        #expect(sequence.missing >= 10 && lossRate >= 0.01, "\(sequence)")
+        #expect(sequence.missing >= 10 && lossRate >= 0.005, "\(sequence)")
         #expect(
             Double(sequence.repaired) >= 0.9 * Double(sequence.missing),
             "repaired \(sequence.repaired) of \(sequence.missing) lost: \(sequence)"
@@ -124,7 +124,7 @@ extension PublishEndToEndTests {
         // The screen still decodes whole and in order (a picture that lost a packet for good
         // may be skipped, never shown out of order).
         let timecodes = got.timecodes
-        #expect(timecodes.pictures >= 250, "\(got)")
+        #expect(timecodes.pictures >= 420, "\(got)")
         #expect(timecodes.outOfOrder == 0 && timecodes.repeated == 0, "\(got)")
         #expect(Double(timecodes.readable) >= 0.95 * Double(timecodes.pictures), "\(got)")
         print(
