@@ -34,7 +34,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import uuid
+
+from janus_api import Janus, JanusError  # noqa: E402 (this folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -224,71 +225,6 @@ admin: {{
 
 # --- Janus HTTP API ---------------------------------------------------------------------------
 
-class JanusError(Exception):
-    pass
-
-
-def http_json(url, body=None, timeout=10):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read().decode())
-
-
-class Janus:
-    """A session with one VideoRoom handle on a Janus HTTP API (synchronous requests only,
-    plus long-poll events for the asynchronous `join`)."""
-
-    def __init__(self, base):
-        self.base = base
-        self.lock = threading.Lock()
-        self.session = self._janus(base, {"janus": "create"})["data"]["id"]
-        self.handle = self.attach()
-
-    def _janus(self, url, body):
-        body = dict(body, transaction=uuid.uuid4().hex[:12])
-        reply = http_json(url, body)
-        if reply.get("janus") == "error":
-            raise JanusError(reply["error"])
-        return reply
-
-    def attach(self):
-        return self._janus("%s/%d" % (self.base, self.session),
-                           {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
-
-    def detach(self, handle):
-        self._janus("%s/%d/%d" % (self.base, self.session, handle), {"janus": "detach"})
-
-    def request(self, body, handle=None):
-        """A synchronous VideoRoom request (create, listparticipants, add_remote_publisher...)."""
-        with self.lock:
-            reply = self._janus("%s/%d/%d" % (self.base, self.session, handle or self.handle),
-                                {"janus": "message", "body": body})
-        data = reply.get("plugindata", {}).get("data", {})
-        if "error" in data:
-            raise JanusError("%s: %s" % (body.get("request"), data["error"]))
-        return data
-
-    def keepalive(self):
-        with self.lock:
-            self._janus("%s/%d" % (self.base, self.session), {"janus": "keepalive"})
-
-    def event_for(self, handle, timeout=10):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            ev = http_json("%s/%d?maxev=1" % (self.base, self.session), timeout=40)
-            if ev.get("sender") == handle and ev.get("janus") == "event":
-                return ev["plugindata"]["data"]
-        raise JanusError("no event for handle %d" % handle)
-
-    def destroy(self):
-        try:
-            self._janus("%s/%d" % (self.base, self.session), {"janus": "destroy"})
-        except Exception:
-            pass
-
-
 def create_room(j, room, publishers=16, h264_profile=None):
     body = {"request": "create", "room": room, "permanent": False,
             "description": "rtc-test %d" % room, "publishers": publishers,
@@ -309,10 +245,9 @@ def publisher_streams(j, room, publisher_id):
     handle = j.attach()
     try:
         with j.lock:
-            j._janus("%s/%d/%d" % (j.base, j.session, handle),
-                     {"janus": "message", "body": {"request": "join", "ptype": "publisher",
-                                                   "room": room, "display": "cascade-probe"}})
-            data = j.event_for(handle)
+            j.request({"request": "join", "ptype": "publisher", "room": room, "display": "cascade-probe"},
+                      handle=handle)
+            data, _ = j.event(handle)
         for p in data.get("publishers", []):
             if p["id"] == publisher_id:
                 return p

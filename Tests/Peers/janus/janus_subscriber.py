@@ -16,63 +16,12 @@ import asyncio
 import json
 import sys
 import time
-import urllib.request
-import uuid
 
 import aioice.ice
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError
 
-
-def http_json(url, body=None, timeout=10):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read().decode())
-
-
-class Janus:
-    def __init__(self, base):
-        self.base = base
-        self.session = self.call(base, {"janus": "create"})["data"]["id"]
-        self.handle = self.call("%s/%d" % (base, self.session),
-                                {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
-        self.url = "%s/%d/%d" % (base, self.session, self.handle)
-
-    def call(self, url, body):
-        reply = http_json(url, dict(body, transaction=uuid.uuid4().hex[:12]))
-        if reply.get("janus") == "error":
-            raise RuntimeError("janus: %s" % reply["error"])
-        return reply
-
-    def message(self, body, jsep=None):
-        msg = {"janus": "message", "body": body}
-        if jsep:
-            msg["jsep"] = jsep
-        reply = self.call(self.url, msg)
-        data = reply.get("plugindata", {}).get("data", {})
-        if "error" in data:
-            raise RuntimeError("videoroom %s: %s" % (body["request"], data["error"]))
-        return data
-
-    def event(self, timeout=10):
-        """The next plugin event of our handle (with its jsep, if any)."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            ev = http_json("%s/%d?maxev=1" % (self.base, self.session), timeout=40)
-            if ev.get("sender") == self.handle and ev.get("janus") == "event":
-                data = ev["plugindata"]["data"]
-                if "error" in data:
-                    raise RuntimeError("videoroom: %s" % data["error"])
-                return data, ev.get("jsep")
-        raise RuntimeError("no event from Janus within %d s" % timeout)
-
-    def destroy(self):
-        try:
-            self.call("%s/%d" % (self.base, self.session), {"janus": "destroy"})
-        except Exception:
-            pass
+from janus_api import Janus  # this folder
 
 
 async def main():
@@ -94,14 +43,13 @@ async def main():
     try:
         feed = args.feed
         if feed is None:
-            participants = (await run(None, janus.message, {"request": "listparticipants",
-                                                            "room": args.room}))["participants"]
+            participants = await run(None, janus.participants, args.room)
             publishers = [p for p in participants if p.get("publisher")]
             if not publishers:
                 raise RuntimeError("no publisher in room %d: %s" % (args.room, participants))
             feed = publishers[0]["id"]
         result["feed"] = feed
-        await run(None, janus.message, {"request": "join", "ptype": "subscriber",
+        await run(None, janus.request, {"request": "join", "ptype": "subscriber",
                                         "room": args.room, "streams": [{"feed": feed}]})
         data, jsep = await run(None, janus.event)
         if not jsep:
@@ -130,8 +78,8 @@ async def main():
             print("Janus's offer:\n" + jsep["sdp"], file=sys.stderr)
             raise
         await pc.setLocalDescription(await pc.createAnswer())
-        await run(None, janus.message, {"request": "start", "room": args.room},
-                  {"type": "answer", "sdp": pc.localDescription.sdp})
+        await run(None, lambda: janus.request({"request": "start", "room": args.room},
+                                              jsep={"type": "answer", "sdp": pc.localDescription.sdp}))
         t_media = time.time()
         await asyncio.sleep(args.seconds)
         result.update({

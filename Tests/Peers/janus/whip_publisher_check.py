@@ -21,10 +21,8 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 
 import gi
 
@@ -33,6 +31,8 @@ gi.require_version("GstSdp", "1.0")
 gi.require_version("GstWebRTC", "1.0")
 gi.require_version("Nice", "0.1")
 from gi.repository import Gst, GstSdp, GstWebRTC, Nice  # noqa: E402
+
+from janus_api import Janus  # noqa: E402 (this folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -43,17 +43,11 @@ def emit(obj):
 
 
 def janus_participants(base, room):
-    def call(url, body):
-        req = urllib.request.Request(url, data=json.dumps(dict(body, transaction=uuid.uuid4().hex)).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return json.loads(r.read())
-    s = call(base, {"janus": "create"})["data"]["id"]
-    h = call("%s/%d" % (base, s), {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
-    r = call("%s/%d/%d" % (base, s, h), {"janus": "message",
-                                         "body": {"request": "listparticipants", "room": room}})
-    call("%s/%d" % (base, s), {"janus": "destroy"})
-    return r["plugindata"]["data"].get("participants")
+    janus = Janus(base)
+    try:
+        return janus.participants(room)
+    finally:
+        janus.destroy()
 
 
 def promise(webrtc, signal, *args):
