@@ -32,8 +32,8 @@ struct CandidateTests {
         "a relay-only answer hides the related address (raddr 0.0.0.0 / ::, rport 0); host candidates have none",
         arguments: [
             (
-                "2 1 UDP 505414655 198.51.100.9 40061 typ relay raddr 203.0.113.1 rport 39469",
-                "2 1 UDP 505414655 198.51.100.9 40061 typ relay raddr 0.0.0.0 rport 0"
+                "2 1 UDP 505414655 127.0.0.9 40061 typ relay raddr 127.0.0.1 rport 39469",
+                "2 1 UDP 505414655 127.0.0.9 40061 typ relay raddr 0.0.0.0 rport 0"
             ),
             (
                 "3 1 UDP 505414399 2001:db8::9 40062 typ relay raddr 2001:db8::1 rport 39470",
