@@ -25,11 +25,12 @@ let package = Package(
         // For the micro-benchmarks in Benchmarks/ (a package of its own).
         .library(name: "Publisher", targets: ["Publisher"]),
         .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "WHIP", targets: ["WHIP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -83,12 +84,23 @@ let package = Package(
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
 
+        // WHIP (RFC 9725) over HTTP/1.1: POST the offer, redirects, Link ICE servers, PATCH, DELETE.
+        .target(
+            name: "WHIP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+
         // The publisher pipeline: where media meets transport (payload, protect, fan out, RTCP, SDP).
         .target(
             name: "Publisher",
             dependencies: [
                 "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
-                "WebRTC", "JSEP", "DTLS", "ICE",
+                "WebRTC", "JSEP", "DTLS", "ICE", "WHIP",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -97,7 +109,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE",
+                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -182,8 +194,6 @@ let package = Package(
             dependencies: [
                 "SignalingProtocol",
                 "SignalingAuth",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 "ViewerPage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -267,6 +277,16 @@ let package = Package(
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
         .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP"]),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"]),
+        .testTarget(
+            name: "WHIPTests",
+            dependencies: [
+                "WHIP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.

@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
-// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, SRTP unprotect, DTLS datagrams
+// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, a WHIP endpoint's answer and Link headers, SRTP unprotect, DTLS datagrams
 // from a viewer, the capture socket's messages, and what a client sends rtc-signal's web port (protocol
 // sniffing, WebSocket frames, HTTP requests to its routes). `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
@@ -14,7 +14,7 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         // The same swift-nio the server links (Package.resolved pins it), for NIOEmbedded's channels.
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         .executableTarget(name: "FuzzRTPPacket", dependencies: [.product(name: "RTP", package: root)]),
@@ -25,6 +25,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzJSEP",
             dependencies: [.product(name: "JSEP", package: root), .product(name: "SDP", package: root)]
+        ),
+        .executableTarget(
+            name: "FuzzWHIPAnswer",
+            dependencies: [
+                .product(name: "JSEP", package: root), .product(name: "SDP", package: root),
+                .product(name: "WHIP", package: root),
+            ]
         ),
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),

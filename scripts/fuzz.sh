@@ -34,7 +34,7 @@ for target in "${TARGETS[@]}"; do
   fi
   # A browser's offer is 3-8 KiB (the JSEP seeds are whole offers); other inputs fit in 4 KiB.
   max_len=4096
-  if [[ "$target" == FuzzJSEP ]]; then max_len=16384; fi
+  if [[ "$target" == FuzzJSEP || "$target" == FuzzWHIPAnswer ]]; then max_len=16384; fi
   echo "fuzz: running $target for ${SECONDS_PER_TARGET}s"
   if ! "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -max_len="$max_len" -print_final_stats=1 \
       -artifact_prefix="$artifacts/" "$corpus" "Corpus/$target"; then

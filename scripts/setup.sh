@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the demo need, and only those missing,
-# then the Python virtual environment of the aiortc test peer (out/venv), when it is missing.
+# then the Python virtual environment of the aiortc test peer (out/venv), when it is missing, and
+# Meetecho's simple-whip-server for the WHIP tests (out/janus/whip-prefix), when it is missing.
 # `setup.sh bench` adds what `make bench` needs beyond that (the peers' remaining elements, GNU
 # time). Safe to run twice: a second run finds everything present and installs nothing.
 set -euo pipefail
@@ -33,7 +34,13 @@ PACKAGES=(
   iproute2                   # ip netns: the network namespaces the loss test makes for itself
   nftables                   # nft: random loss inside that namespace (this kernel has no netem)
   chromium                   # headless Chromium: the real browser the viewer-page tests drive
+  janus                      # Janus 1.1.2, the VideoRoom the WHIP tests publish into (Tests/Peers/janus;
+                             # the tests start it in a namespace, never as a service)
+  janus-tools                # janus-pp-rec: Janus's recordings to files ffprobe reads
 )
+# simple-whip-server (below) runs on `node`: any Node.js does (this machine may have its own,
+# e.g. Node.js 20 from NodeSource); only without one, Debian's.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
 
 if [ "${1:-}" = "bench" ]; then
   PACKAGES+=(
@@ -46,6 +53,16 @@ elif [ -n "${1:-}" ]; then
   echo "setup: unknown package group '$1' (only 'bench')" >&2; exit 2
 fi
 
+# Root for apt-get: ourselves, or sudo (checked only when something is to be installed).
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+need_root() {
+  if [ -n "$SUDO" ] && ! command -v sudo >/dev/null 2>&1; then
+    echo "setup: need root or sudo to $1" >&2; exit 1
+  fi
+}
+apt_updated=0
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -56,18 +73,14 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   debian="all ${#PACKAGES[@]} packages present"
 else
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-      echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1
-    fi
-  fi
+  need_root "install: ${missing[*]}"
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   # On a systemd machine, installing coturn starts turnserver on every address (port 3478) and
   # enables it at boot (its unit ignores TURNSERVER_ENABLED in /etc/default/coturn, which only
-  # the SysV script reads). Debian's policy-rc.d hook (exit 101: "action forbidden") stops any
-  # package from starting a service during this install, unless the machine has a policy already.
+  # the SysV script reads); janus likewise starts its HTTP, WebSocket and RTP ports. Debian's
+  # policy-rc.d hook (exit 101: "action forbidden") stops any package from starting a service
+  # during this install, unless the machine has a policy already.
   policy=/usr/sbin/policy-rc.d
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\n# setup.sh: no service starts while it installs packages\nexit 101\n' \
@@ -77,14 +90,17 @@ else
   fi
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  if [[ " ${missing[*]} " == *" coturn "* ]]; then
-    # ... and not at the next boot either: the tests start turnserver themselves.
-    if [ -d /run/systemd/system ]; then
-      $SUDO systemctl disable --now coturn >/dev/null 2>&1 || true
-    else
-      $SUDO update-rc.d coturn disable >/dev/null 2>&1 || true
+  apt_updated=1
+  for service in coturn janus; do
+    if [[ " ${missing[*]} " == *" $service "* ]]; then
+      # ... and not at the next boot either: the tests start turnserver and janus themselves.
+      if [ -d /run/systemd/system ]; then
+        $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true
+      else
+        $SUDO update-rc.d "$service" disable >/dev/null 2>&1 || true
+      fi
     fi
-  fi
+  done
   debian="installed ${#missing[@]} of ${#PACKAGES[@]} packages"
 fi
 
@@ -112,4 +128,41 @@ else
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${VENV_PACKAGES[@]}"
   venv="out/venv made with ${VENV_PACKAGES[*]}"
 fi
-echo "setup: $debian; $venv"
+# The WHIP server in front of Janus (Tests/Peers/janus/janus_room.py): Debian's
+# simple-whip-server, unpacked (apt-get download + dpkg-deb -x) with the node-* and libjs-*
+# packages it depends on into out/janus/whip-prefix, never installed: its `nodejs` dependency
+# conflicts with a Node.js that is not Debian's (shared/field-notes.md, "WHIP here"). `node`
+# runs it with NODE_PATH pointing into the prefix. .complete marks a finished unpacking.
+WHIP_PREFIX="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/out/janus/whip-prefix"
+if [ -f "$WHIP_PREFIX/usr/share/simple-whip-server/src/server.js" ] && [ -f "$WHIP_PREFIX/.complete" ]; then
+  whip="simple-whip-server in out/janus/whip-prefix"
+else
+  echo "setup: unpacking simple-whip-server into out/janus/whip-prefix"
+  if [ "$apt_updated" != 1 ]; then
+    need_root "run apt-get update"
+    $SUDO apt-get update -qq
+  fi
+  # It and, recursively, every JavaScript package it depends on; nodejs itself is whichever the
+  # machine has (above).
+  mapfile -t whip_packages < <(apt-cache depends --recurse --no-recommends --no-suggests \
+      --no-conflicts --no-breaks --no-replaces --no-enhances --no-pre-depends simple-whip-server \
+      2>/dev/null | grep -E '^(node-|libjs-|simple-whip-server$)' | sort -u)
+  if [[ " ${whip_packages[*]} " != *" simple-whip-server "* ]]; then
+    echo "setup: apt-cache knows no simple-whip-server (Debian 12 main has it)" >&2; exit 1
+  fi
+  debs="$(dirname "$WHIP_PREFIX")/debs"
+  rm -rf "$debs" "$WHIP_PREFIX"
+  mkdir -p "$debs" "$WHIP_PREFIX"
+  # As root, apt-get download warns that it cannot drop privileges to _apt here: quiet first,
+  # and only a failure shows its messages.
+  (cd "$debs" && apt-get download -qq "${whip_packages[@]}" >/dev/null 2>&1) \
+    || (cd "$debs" && apt-get download "${whip_packages[@]}" >/dev/null)
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$WHIP_PREFIX"; done
+  rm -rf "$debs"
+  if [ ! -f "$WHIP_PREFIX/usr/share/simple-whip-server/src/server.js" ]; then
+    echo "setup: simple-whip-server's server.js missing after unpacking" >&2; exit 1
+  fi
+  touch "$WHIP_PREFIX/.complete"
+  whip="simple-whip-server unpacked (${#whip_packages[@]} packages) into out/janus/whip-prefix"
+fi
+echo "setup: $debian; $venv; $whip"

@@ -45,6 +45,12 @@ public struct JSEPError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let noFingerprint = Code("no_fingerprint")
         /// No a=setup, or one that leaves us no DTLS role (holdconn).
         public static let unsupportedSetup = Code("unsupported_setup")
+        /// A WHIP endpoint's answer breaks the SDP grammar or a WebRTC attribute's (as
+        /// `malformedOffer` for offers; `line` names the line).
+        public static let malformedAnswer = Code("malformed_answer")
+        /// A WHIP endpoint's answer parses but does not answer our offer: other m-sections or
+        /// mids, payload types we did not offer, our video rejected, no usable direction.
+        public static let answerMismatch = Code("answer_mismatch")
         /// The answer's own inputs (ICE credentials, fingerprint, SSRCs, names) are unusable.
         public static let invalidConfiguration = Code("invalid_configuration")
     }

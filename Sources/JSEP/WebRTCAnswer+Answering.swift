@@ -49,40 +49,43 @@ extension WebRTCAnswer {
     /// RFC 8843 §7.3.1: the bundle's transport is described by the offerer-tagged m-section (the
     /// first mid of the group). Candidates are gathered from every bundled section, since
     /// stacks differ in where they put them.
-    private static func remoteTransport(
+    /// `party` names the description in reasons: "offer" here, "answer" when we read a WHIP
+    /// endpoint's answer (`PublishAnswer`).
+    static func remoteTransport(
         offer: WebRTCOffer,
         bundle: MediaGroup,
-        tagged: WebRTCOffer.MediaSection
+        tagged: WebRTCOffer.MediaSection,
+        party: String = "offer"
     ) throws -> RemoteTransport {
         guard let ice = tagged.iceCredentials else {
             let missing = [("a=ice-ufrag", tagged.iceUfrag), ("a=ice-pwd", tagged.icePassword)].filter { $0.1 == nil }
             throw JSEPError(
                 code: .noICECredentials,
-                reason: "the offer has no ICE credentials (no " + missing.map(\.0).joined(separator: ", no ") + ")"
+                reason: "the \(party) has no ICE credentials (no " + missing.map(\.0).joined(separator: ", no ") + ")"
             )
         }
         guard !tagged.fingerprints.isEmpty else {
-            throw JSEPError(code: .noFingerprint, reason: "the offer has no a=fingerprint")
+            throw JSEPError(code: .noFingerprint, reason: "the \(party) has no a=fingerprint")
         }
         let checked = CertificateFingerprint.HashFunction.checked
         guard tagged.fingerprints.contains(where: { checked.contains($0.hashFunction) }) else {
             let offered = Set(tagged.fingerprints.map { Excerpt.of($0.hashFunction.rawValue, limit: 16) }).sorted()
             throw JSEPError(
                 code: .noFingerprint,
-                reason: "the offer has no a=fingerprint with sha-256, sha-384 or sha-512 (only "
+                reason: "the \(party) has no a=fingerprint with sha-256, sha-384 or sha-512 (only "
                     + offered.joined(separator: ", ") + ")"
             )
         }
         guard let setup = tagged.setup else {
             throw JSEPError(
                 code: .unsupportedSetup,
-                reason: "the offer has no a=setup, so no DTLS role can be agreed (RFC 8842)"
+                reason: "the \(party) has no a=setup, so no DTLS role can be agreed (RFC 8842)"
             )
         }
         guard setup != .holdconn else {
             throw JSEPError(
                 code: .unsupportedSetup,
-                reason: "the offer's a=setup is holdconn: it asks for no DTLS connection"
+                reason: "the \(party)'s a=setup is holdconn: it asks for no DTLS connection"
             )
         }
         var candidates: [ICECandidate] = []

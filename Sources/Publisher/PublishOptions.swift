@@ -58,6 +58,8 @@ public struct PublishOptions: Sendable {
     public var staticDestinations: [UDPAddress] = []
     /// WebRTC subscribers: ICE addresses and servers, the DTLS certificate.
     public var webRTC = WebRTCOptions()
+    /// `--whip`: also publish into this WHIP endpoint.
+    public var whip: WHIPOptions?
     public var duration: Double?
     /// Seconds between writing the SDP files and the first packet, so a player started from the
     /// file catches the first key frame.

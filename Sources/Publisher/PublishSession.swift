@@ -47,6 +47,12 @@ public final class PublishSession: @unchecked Sendable {
     private let written = Locked<[String]>([])
     /// WebRTC subscribers' transports (the certificate is made or read in `init`).
     private let webRTC: WebRTCSubscribers
+    /// `--whip`: the endpoint's session, on the same certificate and ICE settings.
+    private let whip: WHIPPublication?
+    /// The stream's SPS and PPS once it is described (for the WHIP offer).
+    private let parameterSets: Locked<(sps: [UInt8], pps: [UInt8])?>
+    /// Set when the WHIP endpoint refused the first offer with a 4xx: `run` ends with it.
+    private let whipRefusal = Locked<String?>(nil)
 
     /// SDP files written so far (with `--ingest`, none until the first captured picture).
     public var sdpFiles: [String] { written.withLock { $0 } }
@@ -164,25 +170,37 @@ public final class PublishSession: @unchecked Sendable {
         }
         announcedTargets = targets
         control = MediaControl(sender: sender)
+        let transportConfiguration: WebRTCTransport.Configuration
         do {
             let webRTCOptions = options.webRTC
             let log = logger
-            webRTC = WebRTCSubscribers(
-                configuration: WebRTCTransport.Configuration(
-                    certificate: try WebRTCSubscribers.certificate(webRTCOptions),
-                    localAddresses: webRTCOptions.iceAddresses,
-                    stunServer: webRTCOptions.stunServer,
-                    turnServer: webRTCOptions.turnServer,
-                    relayOnly: webRTCOptions.relayOnly,
-                    handshakeTimeout: webRTCOptions.handshakeTimeout,
-                    connectTimeout: webRTCOptions.connectTimeout,
-                    log: { log.info("\($0)") }
-                ),
-                control: control,
-                options: options
+            transportConfiguration = WebRTCTransport.Configuration(
+                certificate: try WebRTCSubscribers.certificate(webRTCOptions),
+                localAddresses: webRTCOptions.iceAddresses,
+                stunServer: webRTCOptions.stunServer,
+                turnServer: webRTCOptions.turnServer,
+                relayOnly: webRTCOptions.relayOnly,
+                handshakeTimeout: webRTCOptions.handshakeTimeout,
+                connectTimeout: webRTCOptions.connectTimeout,
+                log: { log.info("\($0)") }
             )
+            webRTC = WebRTCSubscribers(configuration: transportConfiguration, control: control, options: options)
         } catch {
             throw UsageError("WebRTC: \(error)")
+        }
+        let parameterSets = Locked<(sps: [UInt8], pps: [UInt8])?>(nil)
+        self.parameterSets = parameterSets
+        let sharedControl = control
+        whip = options.whip.map { whipOptions in
+            WHIPPublication(
+                options: whipOptions,
+                control: sharedControl,
+                publish: options,
+                transportConfiguration: transportConfiguration,
+                logger: logger,
+                status: print,
+                described: { parameterSets.withLock { $0 } }
+            )
         }
         (offers, offerContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
         if let opened {
@@ -229,6 +247,7 @@ public final class PublishSession: @unchecked Sendable {
                 retransmission: options.retransmission
             )
         }
+        parameterSets.withLock { $0 = sets }
         offerContinuation.yield(offer)
         offerContinuation.finish()
     }
@@ -327,6 +346,14 @@ public final class PublishSession: @unchecked Sendable {
                 await presence.run(client: client, room: room, uid: uid)
             }
         }
+        let publishing = whip.map { whip in
+            Task { [whipRefusal] in
+                await whip.run { line in
+                    whipRefusal.withLock { $0 = line }
+                    control.stop()
+                }
+            }
+        }
         let reporter = Task { await self.report() }
         // What the media thread queued still goes out (the sender thread drains, then ends).
         let mediaFailure = await mediaDone.value
@@ -343,6 +370,9 @@ public final class PublishSession: @unchecked Sendable {
         // that overtook the last media packets would cut them off. Let them land first.
         try? await Task.sleep(for: .milliseconds(200))
         control.sender.withLock { $0.sendGoodbye(reason: "publisher stopped") }
+        // The WHIP session ends with a DELETE of its resource (RFC 9725 §4.4).
+        publishing?.cancel()
+        await publishing?.value
         if let client {
             try? await client.unpublish(.screen)
             try? await client.leave()
@@ -355,6 +385,7 @@ public final class PublishSession: @unchecked Sendable {
         var frameLatency = senderThread.latency
         frameLatency.merge(thread.sendLatency)
         writeFinalRecord(final, latency: (frameLatency.summary, thread.encodeTime))
+        if let refusal = whipRefusal.withLock({ $0 }) { throw UsageError(refusal) }
         if let failure { throw failure }
         return final
     }
@@ -429,6 +460,7 @@ public final class PublishSession: @unchecked Sendable {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
             webRTC.refreshStatistics()
+            whip?.refreshStatistics()
             let current = control.snapshot()
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)

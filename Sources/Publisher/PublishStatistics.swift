@@ -40,6 +40,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     /// Each WebRTC viewer's transport, by uid: its state ("ice checking", "dtls-handshake",
     /// "connected", …), path and counters.
     public var webRTCViewers: [String: WebRTCViewerStatistics] = [:]
+    /// The WHIP session (`--whip`): state, attempts, resource, the endpoint's RTT, loss and cap.
+    public var whip: WHIPStatistics?
     /// Encoded frames and audio packets waiting for the sender thread now, and the most ever
     /// (a large room after an IDR shows here, not as dropped frames).
     public var sendQueueDepth = 0
@@ -58,13 +60,14 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
         let viewerStates = new.webRTCViewers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.state)" }
         let viewers = viewerStates.isEmpty ? "" : " | webrtc " + viewerStates.joined(separator: ", ")
+        let whip = new.whip.map { " | \($0.statusText)" } ?? ""
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
             ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
-            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(viewers)\(rate)\(feedback)"
+            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(whip)\(viewers)\(rate)\(feedback)"
     }
 
     /// The destination whose receiver reports the most loss (ties: the longest round trip), the

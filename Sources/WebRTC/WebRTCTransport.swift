@@ -5,15 +5,16 @@ import JSEP
 import Synchronization
 import Transport
 
-/// One WebRTC viewer's transport (RFC 8829 §4, RFC 8843 BUNDLE, RFC 5761 rtcp-mux): an ICE agent
-/// (controlled: we answer) and a DTLS-SRTP session on its one 5-tuple, demultiplexed as RFC 7983
-/// says. It ends in a `WebRTCLink`: the SRTP keys the handshake exported and the socket the
+/// One WebRTC peer's transport (RFC 8829 §4, RFC 8843 BUNDLE, RFC 5761 rtcp-mux): an ICE agent
+/// (controlled for a viewer, whose offer we answer; controlling toward a WHIP endpoint, to which
+/// we offer) and a DTLS-SRTP session on its one 5-tuple, demultiplexed as RFC 7983 says. It ends in a `WebRTCLink`: the SRTP keys the handshake exported and the socket the
 /// selected pair sends from, which the publisher's destination uses like an SDES one.
 ///
-/// Use: `init`, `gatherCandidates()` (for the answer), write the answer with `localCredentials`,
-/// `fingerprint` and those candidates, then `start(remote:dtlsRole:)`. Events report each phase;
+/// Use: `init`, `gatherCandidates()`, write our description (answer or offer) with
+/// `localCredentials`, `fingerprint` and those candidates, then, once both descriptions are known,
+/// `start(remote:dtlsRole:)`. Events report each phase;
 /// `.connected` carries the link (and `.pathChanged` a new one when ICE switches pairs). SRTCP
-/// the viewer sends lands in `inbox`. `stop()` ends it (close_notify when connected).
+/// the peer sends lands in `inbox`. `stop()` ends it (close_notify when connected).
 ///
 /// Threads: libnice calls back on its GLib thread, the DTLS timer fires on a queue of its own;
 /// both take `lock` for the DTLS session and the phase, and send after releasing it. `onEvent`
@@ -35,7 +36,7 @@ public final class WebRTCTransport: @unchecked Sendable {
         public var dtlsBeforeICE = 0
         /// DTLS datagrams the session refused (malformed, after failure), each logged once a second at most.
         public var dtlsRefused = 0
-        /// SRTP from the viewer: a recvonly viewer sends none, so it is dropped.
+        /// SRTP from the peer: a recvonly viewer or endpoint sends none, so it is dropped.
         public var srtpIgnored = 0
         /// SRTCP put into the inbox.
         public var srtcpReceived = 0
@@ -78,8 +79,13 @@ public final class WebRTCTransport: @unchecked Sendable {
     private let timerQueue = DispatchQueue(label: "rtc-webrtc-dtls")
     private let timer: DispatchSourceTimer
 
-    /// Creates the ICE agent (controlled) on the configured addresses and servers.
-    public init(_ configuration: Configuration, onEvent: @escaping @Sendable (Event) -> Void) throws {
+    /// Creates the ICE agent on the configured addresses and servers: `controlled` when we answer
+    /// (viewers), `controlling` when we offer (WHIP; RFC 8445 §6.1.1).
+    public init(
+        _ configuration: Configuration,
+        iceRole: ICERole = .controlled,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) throws {
         try configuration.validate()
         self.configuration = configuration
         self.inbox = try DatagramInbox()
@@ -87,7 +93,7 @@ public final class WebRTCTransport: @unchecked Sendable {
         let relay = CallbackRelay()
         self.agent = try ICEAgent(
             ICEAgent.Configuration(
-                role: .controlled,
+                role: iceRole,
                 localAddresses: configuration.localAddresses,
                 stunServer: configuration.stunServer,
                 turnServer: configuration.turnServer,
@@ -137,12 +143,15 @@ public final class WebRTCTransport: @unchecked Sendable {
         return found.map(\.relatedAddressHidden)
     }
 
-    /// The answer is out: gives ICE the viewer's credentials and candidates (a complete offer: its
-    /// candidate list ends here) and sets up our DTLS side in `dtlsRole`, checking the viewer's
-    /// certificate against the offer's sha-256 fingerprint.
+    /// Both descriptions are known: gives ICE the peer's credentials and candidates (a complete
+    /// description: its candidate list ends here) and sets up our DTLS side in `dtlsRole`, checking
+    /// the peer's certificate against its description's sha-256 fingerprint.
     public func start(remote: WebRTCAnswer.RemoteTransport, dtlsRole: DTLSRole) throws {
         guard let offered = remote.fingerprints.first(where: { $0.hashFunction == .sha256 }) else {
-            throw DTLSError(.invalidConfiguration, "the offer has no sha-256 a=fingerprint (RFC 8827 §6.5)")
+            throw DTLSError(
+                .invalidConfiguration,
+                "the peer's description has no sha-256 a=fingerprint (RFC 8827 §6.5)"
+            )
         }
         let session = try DTLSSession(
             DTLSSession.Configuration(
@@ -153,7 +162,7 @@ public final class WebRTCTransport: @unchecked Sendable {
             )
         )
         let started = core.withLock { core in
-            guard core.machine.answerSent() else { return false }
+            guard core.machine.descriptionsExchanged() else { return false }
             core.dtls = session
             return true
         }
@@ -197,7 +206,7 @@ public final class WebRTCTransport: @unchecked Sendable {
             switch state {
             case .connected, .ready: iceConnected()
             case .failed: fail("ICE failed: no candidate pair answered our checks")
-            case .consentLost: fail("consent lost: the viewer stopped answering ICE consent checks (RFC 7675)")
+            case .consentLost: fail("consent lost: the peer stopped answering ICE consent checks (RFC 7675)")
             default: break
             }
         case .selectedPair:

@@ -8,9 +8,9 @@
 ///
 /// `failed` and `closed` are final: a late event never brings a transport back.
 public enum WebRTCTransportPhase: Hashable, Sendable, CustomStringConvertible {
-    /// ICE is gathering our candidates for the answer.
+    /// ICE is gathering our candidates for the description we send (answer, or WHIP offer).
     case gathering
-    /// The answer is out; ICE checks run.
+    /// The descriptions are exchanged (our answer is out, or the WHIP answer is in); ICE checks run.
     case checking
     /// A pair works; the DTLS handshake runs over it.
     case handshaking
@@ -50,7 +50,7 @@ public enum WebRTCTransportPhase: Hashable, Sendable, CustomStringConvertible {
 struct WebRTCTransportMachine {
     private(set) var phase: WebRTCTransportPhase = .gathering
 
-    mutating func answerSent() -> Bool {
+    mutating func descriptionsExchanged() -> Bool {
         guard phase == .gathering else { return false }
         phase = .checking
         return true

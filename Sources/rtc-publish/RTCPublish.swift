@@ -106,6 +106,15 @@ struct RTCPublish: ParsableCommand {
     @Option(help: "WebRTC: DTLS certificate (PEM), with --dtls-key; default a fresh ECDSA P-256 one.")
     var dtlsCert: String?
     @Option(help: "WebRTC: the DTLS certificate's private key (PEM).") var dtlsKey: String?
+    @Option(
+        help: ArgumentHelp(
+            "Also publish into this WHIP endpoint (RFC 9725), e.g. http://HOST:7080/whip/endpoint/ID.",
+            discussion: "With --no-signal --no-preview it is the only destination."
+        )
+    )
+    var whip: String?
+    @Option(help: "WHIP: bearer token for the endpoint (never logged).") var whipToken: String?
+    @Option(help: "WHIP: for an https endpoint, trust only the PEM certificates in this file.") var whipCa: String?
 
     mutating func run() throws {
         let options: PublishOptions
@@ -253,6 +262,7 @@ struct RTCPublish: ParsableCommand {
             certificate: dtlsCert,
             privateKey: dtlsKey
         )
+        o.whip = try WebRTCArguments.whip(url: whip, token: whipToken, certificateAuthority: whipCa)
         return o
     }
 

@@ -1,6 +1,7 @@
 import ICE
 import Publisher
 import Transport
+import WHIP
 
 /// `--ice-address`, `--stun`, `--turn`, `--ice-transport-policy`, `--dtls-cert`/`--dtls-key`: read and checked before
 /// anything starts (a bad one exits 2 with one line naming it).
@@ -45,6 +46,30 @@ enum WebRTCArguments {
         options.certificatePath = certificate
         options.privateKeyPath = privateKey
         return options
+    }
+
+    /// `--whip URL` (http or https), `--whip-token`, `--whip-ca`; the token is never echoed.
+    static func whip(url: String?, token: String?, certificateAuthority: String?) throws -> WHIPOptions? {
+        guard let url else {
+            guard token == nil, certificateAuthority == nil else {
+                throw PublishSession.UsageError("--whip-token and --whip-ca need --whip")
+            }
+            return nil
+        }
+        let endpoint: WHIPURL
+        do {
+            endpoint = try WHIPURL(parsing: url)
+        } catch {
+            throw PublishSession.UsageError("--whip: \(error)")
+        }
+        if let token {
+            // RFC 6750 §2.1 b64token: what an Authorization header can carry unquoted.
+            let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
+            guard !token.isEmpty, token.count <= 4096, token.allSatisfy(allowed.contains) else {
+                throw PublishSession.UsageError("--whip-token is not a bearer token (RFC 6750 section 2.1 characters)")
+            }
+        }
+        return WHIPOptions(endpoint: endpoint, token: token, certificateAuthority: certificateAuthority)
     }
 
     /// `turn:USER:PASS@HOST:PORT` (UDP). The password may hold `:`; the user may not.

@@ -5,14 +5,14 @@ import Testing
 /// The transport's phases: forward only, and a final phase stays final whatever arrives late.
 @Suite struct WebRTCTransportMachineTests {
     enum Step: Sendable {
-        case answerSent, iceConnected, dtlsConnected, fail, close
+        case descriptionsExchanged, iceConnected, dtlsConnected, fail, close
     }
 
     private func run(_ steps: [Step]) -> (applied: [Bool], phase: WebRTCTransportPhase) {
         var machine = WebRTCTransportMachine()
         let applied = steps.map { step -> Bool in
             switch step {
-            case .answerSent: return machine.answerSent()
+            case .descriptionsExchanged: return machine.descriptionsExchanged()
             case .iceConnected: return machine.iceConnected()
             case .dtlsConnected: return machine.dtlsConnected()
             case .fail: return machine.fail("x")
@@ -23,16 +23,25 @@ import Testing
     }
 
     @Test(arguments: [
-        ([Step.answerSent, .iceConnected, .dtlsConnected], [true, true, true], WebRTCTransportPhase.connected),
+        (
+            [Step.descriptionsExchanged, .iceConnected, .dtlsConnected], [true, true, true],
+            WebRTCTransportPhase.connected
+        ),
         // DTLS cannot finish before ICE passed, nor ICE connect before the answer went out.
         ([.iceConnected, .dtlsConnected], [false, false], .gathering),
-        ([.answerSent, .dtlsConnected], [true, false], .checking),
+        ([.descriptionsExchanged, .dtlsConnected], [true, false], .checking),
         // ICE reports connected, then ready: the second is no new phase.
-        ([.answerSent, .iceConnected, .iceConnected], [true, true, false], .handshaking),
+        ([.descriptionsExchanged, .iceConnected, .iceConnected], [true, true, false], .handshaking),
         // A failure is final: a late DTLS success or close does not undo it.
-        ([.answerSent, .iceConnected, .fail, .dtlsConnected, .close], [true, true, true, false, false], .failed("x")),
-        ([.answerSent, .iceConnected, .dtlsConnected, .close, .fail], [true, true, true, true, false], .closed),
-        ([.close, .answerSent], [true, false], .closed),
+        (
+            [.descriptionsExchanged, .iceConnected, .fail, .dtlsConnected, .close], [true, true, true, false, false],
+            .failed("x")
+        ),
+        (
+            [.descriptionsExchanged, .iceConnected, .dtlsConnected, .close, .fail], [true, true, true, true, false],
+            .closed
+        ),
+        ([.close, .descriptionsExchanged], [true, false], .closed),
     ])
     func transitions(steps: [Step], applied: [Bool], phase: WebRTCTransportPhase) {
         let result = run(steps)

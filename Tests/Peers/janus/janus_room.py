@@ -1,47 +1,73 @@
 #!/usr/bin/env python3
 """A Janus 1.1.2 VideoRoom with a WHIP front (simple-whip-server), inside a network namespace.
 
-Python 3 standard library only; run as root (it creates a network namespace). Install first with
-Tests/Peers/janus/install.sh.
+Python 3 standard library only; run as root (it creates a network namespace). scripts/setup.sh
+installs what it needs (janus, and simple-whip-server unpacked into out/janus/whip-prefix).
 
 It creates the namespace NS (`ip netns add`): lo up, IPv6 off, and a veth pair whose one end
 carries 127.0.0.2/32 (Janus never gathers on a loopback interface, see shared/field-notes.md,
 "Janus 1.1.2"). No address outside 127.0.0.0/8 is ever configured or contacted. Inside it:
   - Janus "A": HTTP API on 127.0.0.1:8088/janus, WebSocket API on 127.0.0.1:8188, ICE only on
-    127.0.0.2 (`ice_enforce_list`), no STUN; a VideoRoom (ROOM) created through the HTTP API;
+    127.0.0.2 (`ice_enforce_list`) and on UDP ports 20000-20999 (`rtp_port_range`), no STUN; a
+    VideoRoom (ROOM) created through the HTTP API for our stream: H.264 (profile-level-id
+    42e01f preferred) and Opus, RTCP NACK (RTX) and PLI as every Janus publisher gets them, no
+    periodic key-frame requests (`fir_freq` 0: a key frame comes only when asked for);
   - simple-whip-server on port 7080 (it binds all addresses of the namespace), talking to A over
     WebSocket, and one WHIP endpoint created with `POST /whip/create`;
-  - with --cascade, Janus "B" (HTTP on 127.0.0.1:8089/janus) with the same room, and every
-    publisher that appears in A's room is cascaded to B as a remote publisher
-    (`add_remote_publisher` on B, then `publish_remotely` on A, plain RTP over 127.0.0.1); a
-    JSON line {"event": "cascaded", ...} is printed for each.
+  - with --cascade, Janus "B" (HTTP on 127.0.0.1:8089/janus, ICE on UDP 21000-21999) with the
+    same room, and every publisher that appears in A's room is cascaded to B as a remote
+    publisher (`add_remote_publisher` on B, then `publish_remotely` on A, plain RTP over
+    127.0.0.1); a JSON line {"event": "cascaded", ...} is printed for each.
+
+The namespace's nftables: the guard table `inet rtcguard` (nothing leaves 127.0.0.0/8; counted)
+and an empty table `inet rtc_loss` whose chain `output` (output hook, before the guard) a test
+fills at run time, e.g. 3 % random loss on the publisher -> Janus A leg only:
+    ip netns exec NS nft add rule inet rtc_loss output ip daddr 127.0.0.2 udp dport 20000-20999 \
+        udp length '>' 300 numgen random mod 100 '<' 3 counter name dropped drop
+    ip netns exec NS nft list counter inet rtc_loss dropped      # sends dropped so far
+    ip netns exec NS nft flush chain inet rtc_loss output        # loss off
+(UDP to A's ICE ports longer than 300 bytes is the publisher's video and its retransmissions:
+STUN, RTCP and Opus are shorter, A's answers to subscribers go to their ports, and A's cascade
+to B goes to B's remote-publisher ports.)
 
 It prints one JSON line when ready:
-  {"event": "ready", "ns": NS, "whip": URL, "janus": URL, "janus_b": URL|null, "room": ROOM, ...}
-and runs until SIGINT/SIGTERM, then stops every process it started and deletes the namespace.
-Clients must run inside the namespace too (`ip netns exec NS ...`) and gather on 127.0.0.2.
+  {"event": "ready", "ns": NS, "whip": URL, "whip_server": URL, "janus": URL, "janus_b": URL|null,
+   "room": ROOM, "ice_address": "127.0.0.2", "rtp_ports": {"a": "20000-20999", "b": ...},
+   "loss": {"family": "inet", "table": "rtc_loss", "chain": "output", "counter": "dropped"}, ...}
+then {"event": "cascaded"|"uncascaded", ...} lines, and runs until SIGINT/SIGTERM or until its
+parent process is gone (a test run that was killed), then stops every process it started and
+deletes the namespace. One instance can serve a whole test suite: publishers come and go, each
+is cascaded while it lasts. Clients must run inside the namespace too (`ip netns exec NS ...`)
+and gather on 127.0.0.2.
 """
 
-import argparse
-import ctypes
-import json
-import os
-import shutil
-import signal
-import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 
-from janus_api import Janus, JanusError  # noqa: E402 (this folder)
+sys.dont_write_bytecode = True  # keep Tests/Peers free of __pycache__
+
+import argparse  # noqa: E402
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
+
+from janus_api import Janus, JanusError, create_whip_endpoint  # noqa: E402 (this folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 PREFIX = os.path.join(ROOT, "out", "janus", "whip-prefix")
 JANUS_LIB = "/usr/lib/x86_64-linux-gnu/janus"
 ICE_ADDRESS = "127.0.0.2"
+# Fixed and distinct, so a test can tell the legs apart: UDP to A's range is the publisher's (and
+# A's subscribers' RTCP); B's remote publishers get ports from the VideoRoom's own range (10000+).
+RTP_RANGE_A = "20000-20999"
+RTP_RANGE_B = "21000-21999"
+WHIP_PORT = 7080
 
 # Everything but the VideoRoom and the HTTP/WebSocket transports stays unloaded.
 OTHER_PLUGINS = ["audiobridge", "duktape", "echotest", "lua", "nosip", "recordplay", "sip",
@@ -73,9 +99,10 @@ def make_namespace(ns):
         run("ip", "-n", ns, "addr", "add", ICE_ADDRESS + "/32", "dev", "jv0")
         run("ip", "-n", ns, "link", "set", "jv0", "up")
         run("ip", "-n", ns, "link", "set", "jv1", "up")
-        # Guard: nothing leaves 127.0.0.0/8 (counted, then dropped; read at teardown).
+        # Guard: nothing leaves 127.0.0.0/8 (counted, then dropped; read at teardown). And the
+        # empty loss chain tests add their rules to.
         subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], check=True, text=True,
-                       input=NFT_GUARD, stderr=subprocess.PIPE)
+                       input=NFT_GUARD + NFT_LOSS, stderr=subprocess.PIPE)
     except BaseException:
         run("ip", "netns", "del", ns, check=False)
         raise
@@ -87,6 +114,17 @@ table inet rtcguard {
         type filter hook output priority 0; policy accept;
         meta nfproto ipv6 counter drop comment "ipv6"
         ip daddr != 127.0.0.0/8 counter drop comment "outside"
+    }
+}
+"""
+
+LOSS = {"family": "inet", "table": "rtc_loss", "chain": "output", "counter": "dropped"}
+NFT_LOSS = """
+table inet rtc_loss {
+    counter dropped {
+    }
+    chain output {
+        type filter hook output priority -10; policy accept;
     }
 }
 """
@@ -225,13 +263,22 @@ admin: {{
 
 # --- Janus HTTP API ---------------------------------------------------------------------------
 
-def create_room(j, room, publishers=16, h264_profile=None):
+def create_room(j, room, publishers=16):
+    """The room our publisher's stream fits (Janus 1.1.2 VideoRoom `create`): H.264 only, the
+    constrained-baseline profile-level-id 42e01f preferred, Opus with in-band FEC. NACK and PLI
+    need no setting: Janus answers `nack`, `nack pli` and `ccm fir` feedback (and RTX) to every
+    video publisher that offers them, NACKs the gaps in what it receives (it forwards the
+    retransmissions to subscribers as ordinary packets) and passes subscribers' PLIs on to the
+    publisher. `fir_freq` 0: no periodic key-frame requests, so a key
+    frame after a subscriber's PLI is the publisher's answer to it. The header extensions Janus
+    can use with a publisher (transport-wide CC, audio level, video orientation, playout delay)
+    are allowed: each is used only when the publisher's offer has it."""
     body = {"request": "create", "room": room, "permanent": False,
             "description": "rtc-test %d" % room, "publishers": publishers,
-            "videocodec": "h264,vp8", "audiocodec": "opus", "bitrate": 0,
-            "fir_freq": 0, "notify_joining": True}
-    if h264_profile:
-        body["h264_profile"] = h264_profile
+            "videocodec": "h264", "h264_profile": "42e01f", "audiocodec": "opus",
+            "opus_fec": True, "bitrate": 0, "fir_freq": 0, "notify_joining": True,
+            "transport_wide_cc_ext": True, "audiolevel_ext": True, "videoorient_ext": True,
+            "playoutdelay_ext": True}
     return j.request(body)
 
 
@@ -330,7 +377,10 @@ def start_whip_server(ns, folder, port, janus_ws):
     env = dict(os.environ, NODE_PATH=":".join([
         os.path.join(PREFIX, "usr", "share", "nodejs"),
         os.path.join(PREFIX, "usr", "lib", "x86_64-linux-gnu", "nodejs")]),
-        NODE_ENV="production")
+        # Its log (whip/whip.log) names each endpoint's requests and sessions: "[ID] Publishing
+        # to WHIP endpoint", "[ID] Terminating WHIP session" (a DELETE), "[ID] PeerConnection
+        # detected as closed" (Janus hung up), and the offers it got.
+        NODE_ENV="production", DEBUG="whip:*", DEBUG_COLORS="no")
     out = open(os.path.join(folder, "whip.log"), "w")
     proc = subprocess.Popen(["ip", "netns", "exec", ns, "node", "server.js"], cwd=folder, env=env,
                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -342,18 +392,6 @@ def start_whip_server(ns, folder, port, janus_ws):
             raise RuntimeError("simple-whip-server never connected to Janus (see %s)" % out.name)
         time.sleep(0.05)
     return proc
-
-
-def create_whip_endpoint(port, endpoint_id, room, token=None):
-    body = {"id": endpoint_id, "room": room, "label": "rtc-publish"}
-    if token:
-        body["token"] = token
-    req = urllib.request.Request("http://127.0.0.1:%d/whip/create" % port,
-                                 data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=5) as r:
-        assert r.status == 200, r.status
-    return "http://127.0.0.1:%d/whip/endpoint/%s" % (port, endpoint_id)
 
 
 def stop(proc, name):
@@ -382,19 +420,30 @@ def main():
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--debug-level", type=int, default=4)
     args = ap.parse_args()
+    # A parent may have blocked signals (Swift Testing's runner threads block SIGINT and SIGTERM,
+    # and a child inherits the mask): unblock them, for our handlers and for Janus's and node's.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    # ip and nft live in sbin, which a test runner's PATH may lack.
+    path = os.environ.get("PATH", "").split(":")
+    os.environ["PATH"] = ":".join(path + [d for d in ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
+                                          if d not in path])
     if os.geteuid() != 0:
         sys.exit("janus_room: needs root (ip netns)")
     if not os.path.exists(os.path.join(PREFIX, "usr/share/simple-whip-server/src/server.js")) \
             or shutil.which("janus") is None:
-        sys.exit("janus_room: run Tests/Peers/janus/install.sh first")
+        sys.exit("janus_room: janus or simple-whip-server missing: run scripts/setup.sh first")
 
     workdir = args.workdir or os.path.join(ROOT, "out", "janus", "run-" + args.ns)
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
-    stopping = threading.Event()
+    # A plain flag, not a threading.Event: the handler runs on the main thread between two
+    # bytecodes, possibly inside Event.wait holding the Event's lock, and Event.set would then
+    # wait for that lock forever.
+    stopping = []
     for s in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(s, lambda *_: stopping.set())
+        signal.signal(s, lambda *_: stopping.append(True))
 
+    parent = os.getppid()
     procs = []  # (name, Popen), stopped in reverse order
     ja = jb = None
     t_start = time.time()
@@ -402,30 +451,36 @@ def main():
     try:
         enter_namespace(args.ns)
         pa, base_a, took_a = start_janus(args.ns, os.path.join(workdir, "A"), "A", 8088, 7088,
-                                         8188, "20000-29999", args.debug_level)
+                                         8188, RTP_RANGE_A, args.debug_level)
         procs.append(("janus A", pa))
         ja = Janus(base_a)
         create_room(ja, args.room)
         base_b = took_b = None
         if args.cascade:
             pb, base_b, took_b = start_janus(args.ns, os.path.join(workdir, "B"), "B", 8089, 7089,
-                                             None, "30000-39999", args.debug_level)
+                                             None, RTP_RANGE_B, args.debug_level)
             procs.append(("janus B", pb))
             jb = Janus(base_b)
-            create_room(jb, args.room, h264_profile="42e01f")
-        pw = start_whip_server(args.ns, os.path.join(workdir, "whip"), 7080,
+            create_room(jb, args.room)
+        pw = start_whip_server(args.ns, os.path.join(workdir, "whip"), WHIP_PORT,
                                "ws://127.0.0.1:8188")
         procs.append(("simple-whip-server", pw))
-        whip = create_whip_endpoint(7080, args.endpoint, args.room, args.token)
-        emit({"event": "ready", "ns": args.ns, "whip": whip, "janus": base_a, "janus_b": base_b,
-              "room": args.room, "ice_address": ICE_ADDRESS, "workdir": workdir,
+        whip_server = "http://127.0.0.1:%d" % WHIP_PORT
+        whip = create_whip_endpoint(whip_server, args.endpoint, args.room, args.token)
+        emit({"event": "ready", "ns": args.ns, "whip": whip, "whip_server": whip_server,
+              "janus": base_a, "janus_b": base_b, "room": args.room, "ice_address": ICE_ADDRESS,
+              "rtp_ports": {"a": RTP_RANGE_A, "b": RTP_RANGE_B if args.cascade else None},
+              "loss": LOSS, "workdir": workdir,
               "janus_start_s": round(took_a, 3),
               "janus_b_start_s": None if took_b is None else round(took_b, 3),
               "ready_s": round(time.time() - t_start, 3)})
 
         cascaded = {}  # A publisher id -> B remote publisher id
         last_keepalive = time.time()
-        while not stopping.is_set():
+        while not stopping:
+            if os.getppid() != parent:
+                log("parent process %d is gone: stopping" % parent)
+                break
             for name, p in procs:
                 if p.poll() is not None:
                     raise RuntimeError("%s exited with %s" % (name, p.returncode))
@@ -460,7 +515,7 @@ def main():
                         log("remove_remote_publisher:", e)
                     emit({"event": "uncascaded", "publisher_a": pid,
                           "publisher_b": cascaded.pop(pid)})
-            stopping.wait(0.3)
+            time.sleep(0.3)
     except Exception as e:
         log("error:", e)
         emit({"event": "error", "error": str(e)})

@@ -11,20 +11,29 @@ endpoint, applies the 201 answer, streams --seconds, and meanwhile asks Janus's 
 its participants and runs janus_subscriber.py (aiortc, out/venv) against Janus (and Janus B when
 given), then DELETEs the WHIP resource and checks the publisher is gone. Prints JSON lines;
 exit status 0 when every subscriber decoded video.
+
+--publish-only: a stand-in for rtc-publish in the harness's own checks: it only publishes for
+--seconds (no participants, no subscribers), or until SIGINT/SIGTERM, then DELETEs the resource.
+--nack: webrtcbin offers RTX and answers NACKs with retransmissions on the video (do-nack), as
+a WebRTC publisher does: needed to see Janus repair loss on the publisher's leg.
 """
 
-import argparse
-import json
-import os
-import re
-import subprocess
 import sys
-import threading
-import time
-import urllib.parse
-import urllib.request
 
-import gi
+sys.dont_write_bytecode = True  # keep Tests/Peers free of __pycache__
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import urllib.parse  # noqa: E402
+import urllib.request  # noqa: E402
+
+import gi  # noqa: E402
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstSdp", "1.0")
@@ -68,7 +77,17 @@ def main():
     ap.add_argument("--ice-address", default="127.0.0.2")
     ap.add_argument("--token")
     ap.add_argument("--codec", choices=["h264", "vp8"], default=None)
+    ap.add_argument("--publish-only", action="store_true",
+                    help="only publish for --seconds (or until SIGINT/SIGTERM), then DELETE")
+    ap.add_argument("--nack", action="store_true", help="RTX: answer NACKs on the video")
     args = ap.parse_args()
+    if args.publish_only:
+        # A parent may have blocked SIGINT and SIGTERM (Swift Testing's runner threads do, and a
+        # child inherits the mask): unblock them before GStreamer's threads start.
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        stop = []  # a plain flag: the handler must take no lock (see janus_room.py)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.append(True))
 
     Gst.init(None)
     codec = args.codec or ("h264" if Gst.ElementFactory.find("openh264enc") else "vp8")
@@ -109,6 +128,8 @@ def main():
         tr = webrtc.emit("get-transceiver", i)
         if tr is not None:
             tr.set_property("direction", GstWebRTC.WebRTCRTPTransceiverDirection.SENDONLY)
+            if args.nack and i == 0:
+                tr.set_property("do-nack", True)
     reply = promise(webrtc, "create-offer", None)
     offer = reply.get_value("offer") if reply and reply.has_field("offer") else None
     if offer is None:
@@ -155,6 +176,21 @@ def main():
         time.sleep(0.005)
     t_conn = time.time()
     emit({"event": "connected", "after_answer_ms": round((t_conn - t_answer) * 1000, 1)})
+
+    if args.publish_only:
+        # Polled: the signal may reach one of GStreamer's threads, and Python runs its handler
+        # on the main thread only when that one executes bytecode.
+        end = time.time() + args.seconds
+        while not stop and time.time() < end:
+            time.sleep(0.05)
+        t_del = time.time()
+        dreq = urllib.request.Request(location, method="DELETE", headers=headers)
+        with urllib.request.urlopen(dreq, timeout=5) as r:
+            emit({"event": "stopped", "delete_status": r.status,
+                  "delete_ms": round((time.time() - t_del) * 1000, 1),
+                  "signalled": bool(stop)})
+        pipeline.set_state(Gst.State.NULL)
+        os._exit(0)
 
     time.sleep(1.0)  # let Janus see the first key frame and negotiate the room's streams
     parts = janus_participants(args.janus, args.room)

@@ -1,0 +1,89 @@
+import JSEP
+import SDP
+import WHIP
+
+/// Our offer, fixed so a finding replays exactly.
+private let offer: PublishOffer = {
+    do {
+        return try PublishOffer(
+            PublishOffer.Configuration(
+                ice: try ICECredentials(ufrag: "fUzZ", password: "fuzzPassword0123456789ab"),
+                fingerprint: try CertificateFingerprint(
+                    attributeValue:
+                        "sha-256 4F:03:A0:60:B7:EB:03:29:72:DC:B3:27:F2:C9:89:B1:4D:5E:73:C3:5B:3D:59:28:A6:F8:75:CA:39:C1:59:BA"
+                ),
+                cname: "fuzz",
+                streamID: "s",
+                video: .init(ssrc: 1, retransmissionSSRC: 2, trackID: "v"),
+                audio: .init(ssrc: 3, trackID: "a"),
+                origin: SDPOrigin(sessionID: 1)
+            )
+        )
+    } catch {
+        fatalError("fuzz offer: \(error)")
+    }
+}()
+
+/// libFuzzer entry for what a WHIP endpoint sends back (RFC 9725 §4.2, §4.6): the bytes up to the
+/// first NUL are `Link` header values (one per line), the rest is the answer SDP.
+///
+/// Invariants: Link parsing never crashes, keeps at most 16 servers, each with a stun/stuns/turn/
+/// turns scheme, a host and a port; an answer is refused only with a bounded printable
+/// `JSEPError` whose line (if any) exists; an accepted answer uses our payload types (H.264 96,
+/// RTX 97 or none, Opus 111 or none), leaves us a DTLS role (active or passive) and has ICE
+/// credentials and a sha-256 fingerprint. A violation stops the fuzzer (that is a finding).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let split = bytes.firstIndex(of: 0) ?? 0
+    let links = bytes[..<split].split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
+    checkLinks(links)
+    let sdp = Array(bytes[(split < bytes.count && bytes[split] == 0 ? split + 1 : split)...])
+    let answer: PublishAnswer
+    do {
+        answer = try PublishAnswer(parsing: String(decoding: sdp, as: UTF8.self), answering: offer)
+    } catch let error as JSEPError {
+        guard !error.reason.isEmpty, error.reason.utf8.count <= JSEPError.maximumReasonBytes,
+            error.reason.unicodeScalars.allSatisfy({ (0x20..<0x7F).contains($0.value) })
+        else { fatalError("reason out of shape: \(error)") }
+        if let line = error.line {
+            // Bytes, not Characters: "\r\n" is one Character and would not split on "\n".
+            let lines = sdp.split(separator: 0x0A, omittingEmptySubsequences: false).count
+            guard line >= 1, line <= lines else { fatalError("error names line \(line) of \(lines)") }
+        }
+        return 0
+    } catch {
+        fatalError("a non-JSEP error: \(error)")
+    }
+    guard let video = answer.video, video.payloadType == PublishOffer.videoPayloadType else {
+        fatalError("accepted without our H.264 payload type")
+    }
+    guard video.retransmissionPayloadType == nil || video.retransmissionPayloadType == 97 else {
+        fatalError("accepted an RTX payload type we did not offer")
+    }
+    guard answer.audio == nil || answer.audio?.payloadType == PublishOffer.audioPayloadType else {
+        fatalError("accepted an audio payload type we did not offer")
+    }
+    guard answer.localSetup == .active || answer.localSetup == .passive else { fatalError("no DTLS role") }
+    guard !answer.remote.ice.ufrag.isEmpty, !answer.remote.ice.password.isEmpty else {
+        fatalError("no ICE credentials")
+    }
+    guard
+        answer.remote.fingerprints.contains(where: {
+            $0.hashFunction == .sha256 || $0.hashFunction == .sha384 || $0.hashFunction == .sha512
+        })
+    else {
+        fatalError("accepted without a checked fingerprint")
+    }
+    return 0
+}
+
+private func checkLinks(_ values: [String]) {
+    let (servers, _) = WHIPLinkHeader.iceServers(values)
+    guard servers.count <= 16 else { fatalError("\(servers.count) ICE servers kept") }
+    for server in servers {
+        guard ["stun", "stuns", "turn", "turns"].contains(server.scheme), !server.host.isEmpty, server.port > 0 else {
+            fatalError("kept an ICE server out of shape: \(server)")
+        }
+    }
+}

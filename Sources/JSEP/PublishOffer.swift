@@ -1,0 +1,154 @@
+import SDP
+
+/// Our JSEP offer (RFC 8829 §5.2.1) when we publish into a WHIP endpoint (RFC 9725 §4.2): one
+/// sendonly video and one sendonly audio m-section, bundled on one transport, `a=setup:actpass`
+/// so the endpoint chooses the DTLS role, our candidates complete with `a=end-of-candidates`.
+///
+/// The same `WebRTCAnswer.Configuration` describes what we send (its `setup` is not used: an
+/// offer is `actpass`, RFC 8842 §5.2). The payload type numbers are ours to choose; an answer
+/// must use them (RFC 3264 §6.1), which `PublishAnswer` checks.
+public struct PublishOffer: Sendable {
+    public typealias Configuration = WebRTCAnswer.Configuration
+
+    /// H.264, its RTX (RFC 4588) and Opus: the numbers libwebrtc uses for the same formats, so
+    /// packet dumps read the same.
+    public static let videoPayloadType: UInt8 = 96
+    public static let retransmissionPayloadType: UInt8 = 97
+    public static let audioPayloadType: UInt8 = 111
+    public static let videoMid = "0"
+    public static let audioMid = "1"
+
+    public let configuration: Configuration
+    /// The offer, CRLF line ends, ready to POST.
+    public let sdp: String
+    public let description: SessionDescription
+
+    public init(_ configuration: Configuration) throws {
+        try ConfigurationCheck.validate(configuration)
+        self.configuration = configuration
+        var media: [MediaDescription] = []
+        if let video = configuration.video { media.append(Self.video(video, configuration)) }
+        if let audio = configuration.audio { media.append(Self.audio(audio, configuration)) }
+        let mids = media.compactMap(\.mid)
+        description = SessionDescription(
+            origin: configuration.origin ?? .random(),
+            sessionName: "-",
+            timing: .permanent,
+            attributes: [
+                SDPAttribute(name: "group", value: MediaGroup.bundle(mids).attributeValue),
+                SDPAttribute(name: "msid-semantic", value: "WMS \(configuration.streamID)"),
+            ],
+            media: media
+        )
+        do {
+            sdp = try SDPWriter.write(description)
+        } catch {
+            throw JSEPError(code: .invalidConfiguration, reason: "the offer cannot be written: \(error)")
+        }
+    }
+
+    /// RFC 6184 §8.1: packetization-mode=1 (STAP-A and FU-A, what our payloader sends), our
+    /// stream's own profile-level-id, and level-asymmetry-allowed so a receiver may decode a
+    /// higher level than it sends; RTX bound to it by `apt`; the feedback we act on.
+    private static func video(_ video: Configuration.Video, _ configuration: Configuration) -> MediaDescription {
+        let payloadType = videoPayloadType
+        var formats = [
+            SDPRTPFormat(
+                payloadType: payloadType,
+                rtpmap: SDPRTPMap(encodingName: "H264", clockRate: 90_000),
+                parameters: [
+                    SDPFormatParameter(name: "level-asymmetry-allowed", value: "1"),
+                    SDPFormatParameter(name: "packetization-mode", value: "1"),
+                    SDPFormatParameter(name: "profile-level-id", value: video.profileLevelID.description),
+                ]
+            )
+        ]
+        var ssrcs = [video.ssrc]
+        var groups: [SDPSSRCGroup] = []
+        if let rtx = video.retransmissionSSRC {
+            formats.append(.retransmission(payloadType: retransmissionPayloadType, associatedPayloadType: payloadType))
+            ssrcs.append(rtx)
+            groups.append(.flowIdentification(original: video.ssrc, retransmission: rtx))
+        }
+        var media = section(
+            .video,
+            mid: videoMid,
+            formats: formats,
+            trackID: video.trackID,
+            ssrcs: ssrcs,
+            configuration
+        )
+        media.ssrcGroups = groups
+        // A stable order (the Set has none): the order RTCPFeedbackKind lists them in.
+        media.rtcpFeedback = RTCPFeedbackKind.allCases.filter(video.feedback.contains).map {
+            $0.line(payloadType: payloadType)
+        }
+        return media
+    }
+
+    private static func audio(_ audio: Configuration.Audio, _ configuration: Configuration) -> MediaDescription {
+        var media = section(
+            .audio,
+            mid: audioMid,
+            formats: [.opus(payloadType: audioPayloadType, parameters: audio.parameters)],
+            trackID: audio.trackID,
+            ssrcs: [audio.ssrc],
+            configuration
+        )
+        media.rtcpFeedback = RTCPFeedbackKind.allCases.filter(audio.feedback.contains).map {
+            $0.line(payloadType: audioPayloadType)
+        }
+        return media
+    }
+
+    /// What both sections carry (RFC 8829 §5.2.1): the bundle's default address, sendonly,
+    /// rtcp-mux and rtcp-rsize, identical ICE credentials, fingerprint and `actpass` (RFC 8843
+    /// §7.1: identical transport attributes in every bundled offer section), msid per section and
+    /// per SSRC, and the candidates in the first section only.
+    private static func section(
+        _ kind: SDPMediaKind,
+        mid: String,
+        formats: [SDPRTPFormat],
+        trackID: String,
+        ssrcs: [UInt32],
+        _ configuration: Configuration
+    ) -> MediaDescription {
+        let (port, address) = defaultDestination(configuration.candidates)
+        let msid = "\(configuration.streamID) \(trackID)"
+        var attributes = [
+            SDPAttribute(name: "ice-ufrag", value: configuration.ice.ufrag),
+            SDPAttribute(name: "ice-pwd", value: configuration.ice.password),
+            SDPAttribute(name: "fingerprint", value: configuration.fingerprint.attributeValue),
+            SDPAttribute(name: "setup", value: ConnectionSetup.actpass.rawValue),
+            SDPAttribute(name: "msid", value: msid),
+            SDPAttribute(name: "rtcp-rsize"),
+        ]
+        if mid == (configuration.video != nil ? videoMid : audioMid) {
+            attributes += configuration.candidates.map { SDPAttribute(name: "candidate", value: $0.attributeValue) }
+            attributes.append(SDPAttribute(name: "end-of-candidates"))
+        }
+        return MediaDescription(
+            kind: kind,
+            port: port,
+            transport: .udpTLSRTPSAVPF,
+            formats: formats,
+            connection: address,
+            direction: .sendonly,
+            mid: mid,
+            rtcpMux: true,
+            ssrcAttributes: ssrcs.flatMap { ssrc in
+                [.cname(ssrc: ssrc, configuration.cname), SDPSSRCAttribute(ssrc: ssrc, name: "msid", value: msid)]
+            },
+            attributes: attributes
+        )
+    }
+
+    /// RFC 8839 §4.2.1.2: the first component-1 candidate on an IP literal, else port 9 and
+    /// 0.0.0.0 (RFC 8829 §5.2.1, before gathering).
+    static func defaultDestination(_ candidates: [ICECandidate]) -> (UInt16, SDPAddress) {
+        for candidate in candidates where candidate.component == 1 {
+            if case .ip(let address) = candidate.address { return (candidate.port, address) }
+        }
+        return (9, .ipv4Unspecified)
+    }
+}
