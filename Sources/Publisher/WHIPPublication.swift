@@ -343,26 +343,14 @@ final class WHIPPublication: Sendable {
     }
 
     private func makeOffer(transport: WebRTCTransport, candidates: [ICECandidate]) throws -> PublishOffer {
-        guard let sets = described(), sets.sps.count >= 4 else { throw PublishError("the stream is not described yet") }
+        guard let sets = described() else { throw PublishError("the stream is not described yet") }
         return try control.sender.withLock { sender in
             try PublishOffer(
                 PublishOffer.Configuration(
-                    ice: transport.localCredentials,
-                    fingerprint: try CertificateFingerprint(hashFunction: .sha256, digest: transport.fingerprint.bytes),
-                    cname: sender.configuration.cname,
-                    streamID: "\(publish.uid)-screen",
-                    video: PublishOffer.Configuration.Video(
-                        ssrc: sender.video.ssrc,
-                        retransmissionSSRC: sender.videoRTXSSRC,
-                        trackID: "screen-video",
-                        profileLevelID: H264ProfileLevelID(
-                            profileIDC: sets.sps[1],
-                            constraints: sets.sps[2],
-                            levelIDC: sets.sps[3]
-                        )
-                    ),
-                    audio: publish.hasAudio
-                        ? PublishOffer.Configuration.Audio(ssrc: sender.audio.ssrc, trackID: "screen-audio") : nil,
+                    sender: sender,
+                    transport: transport,
+                    options: publish,
+                    sps: sets.sps,
                     candidates: candidates
                 )
             )

@@ -71,32 +71,14 @@ final class WebRTCSubscribers: @unchecked Sendable {
         let answer: WebRTCAnswer
         do {
             answer = try control.sender.withLock { sender in
-                guard let sets = sender.parameterSets, sets.sps.count >= 4 else {
-                    throw PublishError("no key frame encoded yet")
-                }
+                guard let sets = sender.parameterSets else { throw PublishError("no key frame encoded yet") }
                 return try WebRTCAnswer(
                     answering: offer,
                     configuration: WebRTCAnswer.Configuration(
-                        ice: transport.localCredentials,
-                        fingerprint: try CertificateFingerprint(
-                            hashFunction: .sha256,
-                            digest: transport.fingerprint.bytes
-                        ),
-                        cname: sender.configuration.cname,
-                        streamID: "\(options.uid)-screen",
-                        video: WebRTCAnswer.Configuration.Video(
-                            ssrc: sender.video.ssrc,
-                            retransmissionSSRC: sender.videoRTXSSRC,
-                            trackID: "screen-video",
-                            // profile_idc, constraint flags and level_idc of the stream's real SPS.
-                            profileLevelID: H264ProfileLevelID(
-                                profileIDC: sets.sps[1],
-                                constraints: sets.sps[2],
-                                levelIDC: sets.sps[3]
-                            )
-                        ),
-                        audio: options.hasAudio
-                            ? WebRTCAnswer.Configuration.Audio(ssrc: sender.audio.ssrc, trackID: "screen-audio") : nil,
+                        sender: sender,
+                        transport: transport,
+                        options: options,
+                        sps: sets.sps,
                         candidates: candidates
                     )
                 )

@@ -349,7 +349,7 @@ public final class JanusRoom: @unchecked Sendable {
     // MARK: - Namespaces
 
     static let peers = WebRTCSubscriber.repositoryRoot + "/Tests/Peers"
-    private static let counter = JanusRoomCounter()
+    private static let counter = LockedCounter()
 
     /// The network namespaces that exist (`ip netns list`).
     static func namespaces() -> [String] {
@@ -585,17 +585,5 @@ private final class ExitCleanup: @unchecked Sendable {
                 for room in rooms { room.stop() }
             }
         }
-    }
-}
-
-private final class JanusRoomCounter: @unchecked Sendable {
-    private var value = 0
-    private let lock = NSLock()
-
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        value += 1
-        return value
     }
 }

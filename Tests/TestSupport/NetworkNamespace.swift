@@ -74,7 +74,8 @@ public final class NetworkNamespace {
     }
 }
 
-private final class LockedCounter: @unchecked Sendable {
+/// A process-wide counter for unique names (namespaces, run folders).
+final class LockedCounter: @unchecked Sendable {
     private var value = 0
     private let lock = NSLock()
 
