@@ -181,15 +181,12 @@ extension ICEAgent {
                 return fail(ICEError(.invalidCredentials, "libnice refused the local credentials"))
             }
         }
-        var ufrag: UnsafeMutablePointer<gchar>?
-        var password: UnsafeMutablePointer<gchar>?
-        guard nice_agent_get_local_credentials(agent, stream, &ufrag, &password) != 0, let ufrag, let password else {
-            return fail(ICEError(.agent, "no local credentials"))
+        let credentials: ICECredentials
+        do {
+            credentials = try readLocalCredentials(agent, stream: stream)
+        } catch {
+            return fail(error)
         }
-        let credentials = try? ICECredentials(ufrag: String(cString: ufrag), password: String(cString: password))
-        g_free(ufrag)
-        g_free(password)
-        guard let credentials else { return fail(ICEError(.invalidCredentials, "libnice made unusable credentials")) }
 
         let core = Core(onEvent: onEvent, onReceive: onReceive, log: configuration.log)
         let user = Unmanaged.passRetained(core).toOpaque()
@@ -269,5 +266,22 @@ extension ICEAgent {
         }
         let address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return ICEEndpoint(address: address, port: port, type: type)
+    }
+}
+
+extension ICEAgent {
+    /// The stream's `a=ice-ufrag` and `a=ice-pwd` as libnice made them (at creation, and anew at
+    /// each restart). On the GLib thread.
+    static func readLocalCredentials(_ agent: OpaquePointer, stream: guint) throws(ICEError) -> ICECredentials {
+        var ufrag: UnsafeMutablePointer<gchar>?
+        var password: UnsafeMutablePointer<gchar>?
+        guard nice_agent_get_local_credentials(agent, stream, &ufrag, &password) != 0, let ufrag, let password else {
+            throw ICEError(.agent, "no local credentials")
+        }
+        let credentials = try? ICECredentials(ufrag: String(cString: ufrag), password: String(cString: password))
+        g_free(ufrag)
+        g_free(password)
+        guard let credentials else { throw ICEError(.invalidCredentials, "libnice made unusable credentials") }
+        return credentials
     }
 }

@@ -50,8 +50,8 @@ public final class ICEAgent: @unchecked Sendable {
     public typealias ReceiveHandler = @Sendable (UnsafeRawBufferPointer, ICEDatagramClass) -> Void
 
     public let configuration: Configuration
-    /// Our `a=ice-ufrag` / `a=ice-pwd`.
-    public let localCredentials: ICECredentials
+    /// Our `a=ice-ufrag` / `a=ice-pwd` (new ones after `restart()`).
+    public var localCredentials: ICECredentials { credentials.withLock { $0 } }
     public var role: ICERole { configuration.role }
     public var state: ICEState { core.inner.withLock { $0.state } }
     public var statistics: ICEStatistics { core.inner.withLock { $0.statistics } }
@@ -65,6 +65,7 @@ public final class ICEAgent: @unchecked Sendable {
     private let streamID: guint
     private let core: Core
     private let signalHandlers: [gulong]
+    private let credentials: Mutex<ICECredentials>
     /// Set by `stop()`; `send` holds it while it uses the agent.
     private let stopped = Mutex(false)
 
@@ -86,7 +87,7 @@ public final class ICEAgent: @unchecked Sendable {
         case .success(let (agent, streamID, credentials, core, handlers)):
             self.agent = agent
             self.streamID = streamID
-            self.localCredentials = credentials
+            self.credentials = Mutex(credentials)
             self.core = core
             self.signalHandlers = handlers
         case .failure(let error):
@@ -104,6 +105,25 @@ public final class ICEAgent: @unchecked Sendable {
         guard ok else {
             throw ICEError(.agent, "libnice gathered nothing (no usable local address?)")
         }
+    }
+
+    /// RFC 8445 §9 ICE restart: new local credentials, the checks start over on the candidates
+    /// already gathered (same sockets), consent restored. The peer's new credentials (and its
+    /// candidates again: libnice forgets the old credentials) follow with `setRemoteCredentials`,
+    /// `addRemoteCandidates` and `remoteCandidatesComplete`. Returns the new credentials.
+    public func restart() throws -> ICECredentials {
+        let fresh = try onLoop { () throws -> ICECredentials in
+            guard nice_agent_restart_stream(agent, streamID) != 0 else {
+                throw ICEError(.agent, "libnice refused to restart the stream")
+            }
+            return try Self.readLocalCredentials(agent, stream: streamID)
+        }
+        credentials.withLock { $0 = fresh }
+        // `failed` and `consent-lost` are final for one run of checks, not across a restart.
+        core.inner.withLock { inner in
+            if inner.state != .closed { inner.state = .connecting }
+        }
+        return fresh
     }
 
     /// The peer's `a=ice-ufrag` and `a=ice-pwd`. Checks the peer sends before this are kept by

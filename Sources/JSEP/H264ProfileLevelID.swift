@@ -116,6 +116,16 @@ public struct H264ProfileLevelID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What to offer for a stream described by `self` (our WHIP offer): a Constrained Baseline
+    /// stream at level 3.1 or below as `42e01f`, the profile-level-id every WebRTC stack writes
+    /// (x264 writes `42c0…`, and Janus' VideoRoom compares the text when a publisher renegotiates
+    /// for an ICE restart); any other stream as it is. The level is an upper bound (RFC 6184
+    /// §8.1): a 3.0 stream conforms to a 3.1 signal.
+    public var offered: H264ProfileLevelID {
+        guard profile == .constrainedBaseline, levelRank <= Self.constrainedBaseline31.levelRank else { return self }
+        return Self.constrainedBaseline31
+    }
+
     /// The profile-level-id to answer for a payload type offered as `self` when sending
     /// `stream`: the offered profile bytes (RFC 6184 §8.2.2: the profile is symmetric, only the
     /// level may differ) with the stream's level, which `accepts` has checked is not higher.

@@ -48,7 +48,7 @@ public struct PublishOffer: Sendable {
     }
 
     /// RFC 6184 §8.1: packetization-mode=1 (STAP-A and FU-A, what our payloader sends), our
-    /// stream's own profile-level-id, and level-asymmetry-allowed so a receiver may decode a
+    /// stream's profile-level-id (`H264ProfileLevelID.offered`), and level-asymmetry-allowed so a receiver may decode a
     /// higher level than it sends; RTX bound to it by `apt`; the feedback we act on.
     private static func video(_ video: Configuration.Video, _ configuration: Configuration) -> MediaDescription {
         let payloadType = videoPayloadType
@@ -59,7 +59,7 @@ public struct PublishOffer: Sendable {
                 parameters: [
                     SDPFormatParameter(name: "level-asymmetry-allowed", value: "1"),
                     SDPFormatParameter(name: "packetization-mode", value: "1"),
-                    SDPFormatParameter(name: "profile-level-id", value: video.profileLevelID.description),
+                    SDPFormatParameter(name: "profile-level-id", value: video.profileLevelID.offered.description),
                 ]
             )
         ]

@@ -180,7 +180,7 @@ struct RoomPresence {
             } catch {
                 await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
             }
-        case .phase(.failed(let reason)):
+        case .phase(.failed(let reason)), .iceLost(let reason):
             await end(subscriber, reason: reason, client: client)
         case .phase(.closed):
             await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client)

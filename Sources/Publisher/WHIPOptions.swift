@@ -27,6 +27,8 @@ public struct WHIPStatistics: Sendable, Codable, Equatable {
     public var attempts = 0
     /// Times the session went live.
     public var connections = 0
+    /// ICE restarts over PATCH (RFC 9725 §4.3.2) after a lost path, the session kept.
+    public var iceRestarts = 0
     /// The session's resource (`Location`), while one exists.
     public var resource: String?
     /// The selected ICE pair and SRTP profile while live.

@@ -19,9 +19,11 @@ import WebRTC
 final class WHIPPublication: Sendable {
     /// The publisher's destination id for the endpoint (in `--stats-json` `feedback`).
     static let destinationID = "whip"
+    /// ICE restarts in a row without ICE connecting again before a new session is published.
+    static let maximumRestartsWithoutRecovery = 3
 
     private let options: WHIPOptions
-    private let client: WHIPClient
+    let client: WHIPClient
     private let control: MediaControl
     private let publish: PublishOptions
     private let transportConfiguration: WebRTCTransport.Configuration
@@ -33,7 +35,8 @@ final class WHIPPublication: Sendable {
     /// What the transport and the watchdog report to the attempt's loop.
     private enum Notice: Sendable {
         case transport(WebRTCTransport.Event)
-        case mediaTimeout(Duration)
+        /// No RTCP from the endpoint for this long while live: the text says so.
+        case mediaTimeout(String)
     }
 
     private enum Outcome {
@@ -130,7 +133,9 @@ final class WHIPPublication: Sendable {
         let transport: WebRTCTransport
         let offer: PublishOffer
         do {
-            transport = try WebRTCTransport(configuration(using: iceServers), iceRole: .controlling) {
+            var configuration = configuration(using: iceServers)
+            configuration.restartsICE = true
+            transport = try WebRTCTransport(configuration, iceRole: .controlling) {
                 continuation.yield(.transport($0))
             }
             let candidates = try await transport.gatherCandidates()
@@ -199,12 +204,20 @@ final class WHIPPublication: Sendable {
         var watchdog: Task<Void, Never>?
         defer { watchdog?.cancel() }
         var live = false
+        /// ICE restarts since ICE last connected: a path down for longer than one restart's checks
+        /// gets a few more before the session is given up.
+        var restartsWithoutRecovery = 0
+        var session = session
         for await notice in notices {
             switch notice {
             case .transport(.ice(let state)) where !live:
                 update { $0.state = "ice \(state)" }
-            case .transport(.ice):
-                break
+            case .transport(.ice(let state)):
+                if restartsWithoutRecovery > 0, state == .connected || state == .ready {
+                    restartsWithoutRecovery = 0
+                    update { $0.state = "live" }
+                    status("WHIP: ICE restarted, live again")
+                }
             case .transport(.phase(.handshaking)):
                 update { $0.state = "dtls-handshake" }
             case .transport(.connected(let link)):
@@ -233,8 +246,21 @@ final class WHIPPublication: Sendable {
                 return .failed("the endpoint closed DTLS (close_notify)", wasLive: live)
             case .transport(.phase):
                 break
-            case .mediaTimeout(let silence):
-                return .failed("no RTCP from the endpoint for \(silence)", wasLive: live)
+            case .transport(.iceLost(let reason)), .mediaTimeout(let reason):
+                // RFC 9725 §4.3.2: an endpoint that accepts PATCH can restart ICE and keep the
+                // session (its viewers keep their subscription).
+                guard live, session.acceptsTrickle, restartsWithoutRecovery < Self.maximumRestartsWithoutRecovery else {
+                    return .failed(reason, wasLive: live)
+                }
+                status("WHIP: \(reason); restarting ICE over PATCH")
+                do {
+                    session.etag = try await restartICE(session, transport: transport, answer: answer)
+                } catch {
+                    return .failed("\(reason); the ICE restart failed: \(error)", wasLive: live)
+                }
+                restartsWithoutRecovery += 1
+                watchdog?.cancel()
+                watchdog = startWatchdog(continuation)
             }
         }
         return .cancelled
@@ -285,7 +311,7 @@ final class WHIPPublication: Sendable {
                 if count != lastCount {
                     (lastCount, lastChange) = (count, .now)
                 } else if ContinuousClock.now - lastChange >= timeout {
-                    continuation.yield(.mediaTimeout(timeout))
+                    continuation.yield(.mediaTimeout("no RTCP from the endpoint for \(timeout)"))
                     return
                 }
             }
@@ -375,7 +401,7 @@ final class WHIPPublication: Sendable {
     }
 
     /// Changes the `whip` statistics (and copies the endpoint's RTT, loss and REMB into them).
-    private func update(_ change: (inout WHIPStatistics) -> Void) {
+    func update(_ change: (inout WHIPStatistics) -> Void) {
         control.statistics.withLock { statistics in
             var whip = statistics.whip ?? WHIPStatistics(state: "starting")
             change(&whip)

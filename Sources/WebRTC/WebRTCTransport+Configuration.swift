@@ -18,6 +18,9 @@ extension WebRTCTransport {
         public var handshakeTimeout: Duration
         /// From the answer to ICE connecting: a viewer that never checks is dropped after this.
         public var connectTimeout: Duration
+        /// The owner restarts ICE when a connected path is lost (`.iceLost`) instead of the
+        /// transport failing: a WHIP session whose endpoint accepts PATCH (RFC 9725 §4.3.2).
+        public var restartsICE = false
         public var log: @Sendable (String) -> Void
 
         public init(

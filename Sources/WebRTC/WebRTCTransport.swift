@@ -29,6 +29,9 @@ public final class WebRTCTransport: @unchecked Sendable {
         case connected(WebRTCLink)
         /// ICE selected another pair after connecting: send on this link from now on.
         case pathChanged(WebRTCLink)
+        /// Connected, then ICE failed or consent was lost, with `Configuration.restartsICE`: the
+        /// transport waits (DTLS and SRTP kept) for `restartICE()` or `stop()`.
+        case iceLost(String)
     }
 
     public struct Statistics: Sendable, Equatable {
@@ -205,8 +208,8 @@ public final class WebRTCTransport: @unchecked Sendable {
             emit(.ice(state))
             switch state {
             case .connected, .ready: iceConnected()
-            case .failed: fail("ICE failed: no candidate pair answered our checks")
-            case .consentLost: fail("consent lost: the peer stopped answering ICE consent checks (RFC 7675)")
+            case .failed: iceLost("ICE failed: no candidate pair answered our checks")
+            case .consentLost: iceLost("consent lost: the peer stopped answering ICE consent checks (RFC 7675)")
             default: break
             }
         case .selectedPair:
@@ -216,6 +219,33 @@ public final class WebRTCTransport: @unchecked Sendable {
             break
         }
     }
+
+    /// A connected transport whose owner can restart ICE (`restartsICE`) keeps its DTLS session
+    /// and reports the loss; any other fails.
+    private func iceLost(_ reason: String) {
+        guard configuration.restartsICE, phase == .connected else { return fail(reason) }
+        emit(.iceLost(reason))
+    }
+
+    /// RFC 8445 §9: new local credentials and checks from the start on the same candidates, while
+    /// DTLS and SRTP go on (RFC 8842 §4.4: an ICE restart alone does not renegotiate DTLS). The
+    /// peer's new credentials follow with `completeICERestart`; `.pathChanged` reports the pair.
+    public func restartICE() throws -> ICECredentials {
+        guard phase == .connected else {
+            throw ICEError(.stopped, "only a connected transport restarts ICE (\(phase))")
+        }
+        return try agent.restart()
+    }
+
+    /// The peer's side of the restart: its new credentials and candidates (a complete list).
+    public func completeICERestart(remote credentials: ICECredentials, candidates: [ICECandidate]) throws {
+        try agent.setRemoteCredentials(credentials)
+        try agent.addRemoteCandidates(candidates)
+        try agent.remoteCandidatesComplete()
+    }
+
+    /// Our candidates (the same after an ICE restart: the sockets stay).
+    public var localCandidates: [ICECandidate] { agent.localCandidates }
 
     private func iceConnected() {
         let started = core.withLock { core -> Result<(DTLSOutput, [[UInt8]]), DTLSError>? in

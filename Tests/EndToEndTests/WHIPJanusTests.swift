@@ -200,6 +200,74 @@ extension PublishEndToEndTests {
             )
         }
 
+        /// (e) The publisher's path to Janus A goes dead (nftables drops every datagram of its ICE
+        /// socket, both ways): consent checks fail, rtc-publish restarts ICE over PATCH (RFC 9725
+        /// §4.3.2, `If-Match: "*"`, simple-whip-server restarts Janus' side) instead of a new POST;
+        /// once the path is back ICE reconnects with DTLS and SRTP kept, Janus still has the same
+        /// publisher (feed id), and the subscriber that stayed on it sees the screen again, in
+        /// order, without subscribing anew.
+        @Test func aDeadPathIsRecoveredByAnICERestartOverPATCH() async throws {
+            let room = try await Self.emptyRoom()
+            let directory = try TemporaryDirectory()
+            let (publish, endpoint) = try Self.publish(into: room, seconds: 40, directory: directory)
+            let before = try await room.waitForPublisher(on: .a, seconds: 15)
+            let watching = Task { try await room.subscribe(on: .a, seconds: 30, waitPublisher: 5) }
+            try await Task.sleep(for: .seconds(6))
+            let path = try #require(Self.whipStats(directory).last?["path"] as? String, "no path in the stats")
+            // "127.0.0.2:PORT host -> …": our end of the selected pair.
+            let port = try #require(
+                path.split(separator: " ").first?.split(separator: ":").last.flatMap { Int($0) },
+                "no port in '\(path)'"
+            )
+            try room.blackHole(port: port)
+            var restarted = false
+            for _ in 0..<30 where !restarted {
+                try await Task.sleep(for: .seconds(1))
+                restarted = (Self.whipStats(directory).last?["iceRestarts"] as? Int ?? 0) > 0
+            }
+            try await Task.sleep(for: .seconds(1))
+            try room.removeLoss()
+            #expect(
+                restarted,
+                "no ICE restart within 30 s of the path going dead: \(Self.whipStats(directory).last ?? [:])"
+            )
+            let got = try await watching.value
+            let after = try room.publishers(on: .a)
+            #expect(publish.waitForExit(deadlineSeconds: 40), "\(publish.output)")
+            #expect(publish.exitStatus == 0, "\(publish.output)")
+
+            let whip = Self.whipStats(directory)
+            let states = whip.compactMap { $0["state"] as? String }
+            #expect(states.contains("ice-restart"), "\(states)")
+            let restartIndex = states.firstIndex(of: "ice-restart") ?? states.endIndex
+            #expect(states[restartIndex...].contains("live"), "never live again after the restart: \(states)")
+            let errors = Set(whip.compactMap { $0["lastError"] as? String })
+            #expect(
+                whip.last?["attempts"] as? Int == 1,
+                "a new POST instead of a restart: \(errors) \(whip.last ?? [:])"
+            )
+            #expect(whip.last?["iceRestarts"] as? Int == 1, "\(whip.last ?? [:])")
+            #expect(room.whipLog.contains("[\(endpoint.id)] Performing ICE restart"), "\(room.whipLog.suffix(2000))")
+            #expect(
+                after.map(\.id) == before.map(\.id),
+                "Janus A's publisher changed from \(before) to \(after): the session was not kept"
+            )
+            // The viewer that stayed subscribed: a freeze while the path was dead, then the screen
+            // again, in order (the timecodes of the pictures before and after the outage).
+            #expect(got.ok, "\(got)\n\(got.log)")
+            let timecodes = got.video.timecodes
+            #expect(timecodes.inOrder, "\(timecodes)")
+            #expect(got.video.largestGap < 25, "the screen never came back: \(got)")
+            #expect(
+                Double(got.video.frames) >= 0.4 * Self.fps * got.window,
+                "\(got.video.frames) pictures in \(got.window) s: \(got)"
+            )
+            print(
+                "whip ICE restart (\(endpoint.id)): states \(states.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }); "
+                    + "viewer: \(got.video.frames) pictures, largest gap \(got.video.largestGap) s"
+            )
+        }
+
         /// (d) SIGINT: rtc-publish DELETEs its WHIP resource and Janus's room has no publisher
         /// within 3 s; it exits normally, its last state `stopped`.
         @Test func stoppingThePublisherEmptiesTheRoom() async throws {

@@ -78,6 +78,18 @@ struct PublishOfferTests {
         #expect(parsed.sections[0].candidates.count == 1 && parsed.sections[0].endOfCandidates)
     }
 
+    @Test(
+        "x264's Constrained Baseline is offered as 42e01f up to level 3.1; other profiles as they are",
+        arguments: [
+            ("42c01e", "42e01f"), ("42c01f", "42e01f"), ("42e00d", "42e01f"), ("42c028", "42c028"),
+            ("640028", "640028"), ("42001f", "42001f"),
+        ]
+    )
+    func offeredProfile(stream: String, offered: String) throws {
+        let id = try #require(H264ProfileLevelID(stream))
+        #expect(id.offered.description == offered)
+    }
+
     @Test("without audio the offer has one section and carries the candidates in it")
     func videoOnly() throws {
         let offer = try PublishOffer(Self.configuration(audio: false))

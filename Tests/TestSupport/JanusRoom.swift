@@ -312,6 +312,21 @@ public final class JanusRoom: @unchecked Sendable {
         )
     }
 
+    /// Every UDP datagram from or to local `port` dropped (both directions: both ends are in the
+    /// namespace): a path that goes dead for one publisher, nothing else. Replaces any earlier rule.
+    public func blackHole(port: Int) throws {
+        try removeLoss()
+        let nft = try NetworkNamespace.program("nft")
+        for direction in ["sport", "dport"] {
+            try NetworkNamespace.run(
+                launcher + [
+                    nft, "add", "rule", loss.family, loss.table, loss.chain, "udp", direction, "\(port)", "counter",
+                    "name", loss.counter, "drop",
+                ]
+            )
+        }
+    }
+
     /// No more loss (the counter keeps its value).
     public func removeLoss() throws {
         let nft = try NetworkNamespace.program("nft")

@@ -25,7 +25,8 @@ private let offer: PublishOffer = {
 }()
 
 /// libFuzzer entry for what a WHIP endpoint sends back (RFC 9725 §4.2, §4.6): the bytes up to the
-/// first NUL are `Link` header values (one per line), the rest is the answer SDP.
+/// first NUL are `Link` header values (one per line), the rest is the answer SDP; all of the
+/// bytes are also read as an ICE restart's answer fragment (RFC 9725 §4.3.2).
 ///
 /// Invariants: Link parsing never crashes, keeps at most 16 servers, each with a stun/stuns/turn/
 /// turns scheme, a host and a port; an answer is refused only with a bounded printable
@@ -38,6 +39,7 @@ public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let split = bytes.firstIndex(of: 0) ?? 0
     let links = bytes[..<split].split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
     checkLinks(links)
+    checkFragment(String(decoding: bytes, as: UTF8.self))
     let sdp = Array(bytes[(split < bytes.count && bytes[split] == 0 ? split + 1 : split)...])
     let answer: PublishAnswer
     do {
@@ -85,5 +87,26 @@ private func checkLinks(_ values: [String]) {
         guard ["stun", "stuns", "turn", "turns"].contains(server.scheme), !server.host.isEmpty, server.port > 0 else {
             fatalError("kept an ICE server out of shape: \(server)")
         }
+    }
+}
+
+/// The same bytes as an ICE restart's answer fragment (RFC 8840 §9): refused only with a bounded
+/// printable `JSEPError`; what is read writes and reads back the same.
+private func checkFragment(_ text: String) {
+    let fragment: TrickleFragment
+    do {
+        fragment = try TrickleFragment(parsing: text)
+    } catch let error as JSEPError {
+        guard !error.reason.isEmpty, error.reason.utf8.count <= JSEPError.maximumReasonBytes else {
+            fatalError("fragment error out of shape: \(error)")
+        }
+        return
+    } catch {
+        fatalError("a fragment threw a non-JSEP error: \(error)")
+    }
+    guard fragment.candidates.count <= TrickleFragment.maximumCandidates else { fatalError("too many candidates kept") }
+    let written = fragment.text(bundle: ["0"], firstMedia: "video 9 UDP/TLS/RTP/SAVPF 96")
+    guard (try? TrickleFragment(parsing: written)) == fragment else {
+        fatalError("a fragment does not read back as written: \(written)")
     }
 }
