@@ -122,6 +122,11 @@ extension PublishEndToEndTests {
             #expect(whip.contains { $0["state"] as? String == "live" }, "never live: \(whip)")
             #expect(whip.last?["attempts"] as? Int == 1, "one POST on a clean path: \(whip.last ?? [:])")
             #expect(whip.last?["state"] as? String == "stopped", "\(whip.last ?? [:])")
+            // Janus' REMB (the room's `bitrate`, 2.5 Mbit/s) reached us and is the cap shown.
+            #expect(
+                whip.contains { $0["bitrateCapKbps"] as? Int == 2500 },
+                "no REMB cap of 2500 kbit/s: \(whip.compactMap { $0["bitrateCapKbps"] })"
+            )
             print("whip into Janus A (\(endpoint.id)): \(got)")
         }
 

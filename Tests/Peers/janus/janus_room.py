@@ -276,7 +276,7 @@ def create_room(j, room, publishers=16):
     body = {"request": "create", "room": room, "permanent": False,
             "description": "rtc-test %d" % room, "publishers": publishers,
             "videocodec": "h264", "h264_profile": "42e01f", "audiocodec": "opus",
-            "opus_fec": True, "bitrate": 0, "fir_freq": 0, "notify_joining": True,
+            "opus_fec": True, "bitrate": 2500000, "fir_freq": 0, "notify_joining": True,
             "transport_wide_cc_ext": True, "audiolevel_ext": True, "videoorient_ext": True,
             "playoutdelay_ext": True}
     return j.request(body)
