@@ -126,7 +126,15 @@ extension PublishEndToEndTests {
         let timecodes = got.timecodes
         #expect(timecodes.pictures >= 420, "\(got)")
         #expect(timecodes.outOfOrder == 0 && timecodes.repeated == 0, "\(got)")
-        #expect(Double(timecodes.readable) >= 0.95 * Double(timecodes.pictures), "\(got)")
+        // A packet lost for good (its retransmission dropped too, and aiortc asks once) damages
+        // the pictures that reference it until the decoder recovers: 34 pictures for one such
+        // packet in a CI run. So each unrepaired packet may cost up to 1.5 s of pictures; beyond
+        // that, 95 % of the pictures must be readable.
+        let unrepaired = sequence.missing - sequence.repaired
+        #expect(
+            Double(timecodes.readable + 45 * unrepaired) >= 0.95 * Double(timecodes.pictures),
+            "\(unrepaired) packets never repaired: \(got)"
+        )
         print(
             "loss: nftables dropped \(dropped) sends; video \(String(format: "%.1f", lossRate * 100)) % lost, missing \(sequence.missing), repaired \(sequence.repaired); "
                 + "nack \(nack); PLI at \(pli.t) s, key frame at \(answered?.t ?? -1) s; \(got)"
