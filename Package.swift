@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "Publisher", targets: ["Publisher"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "WHIP", targets: ["WHIP"]),
+        .library(name: "CongestionControl", targets: ["CongestionControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -83,6 +84,10 @@ let package = Package(
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
+
+        // Send-side congestion control (draft-ietf-rmcat-gcc-02): delay-based estimator over
+        // transport-wide feedback, AIMD; pure logic on times and sizes, no I/O.
+        .target(name: "CongestionControl"),
 
         // WHIP (RFC 9725) over HTTP/1.1: POST the offer, redirects, Link ICE servers, PATCH, DELETE.
         .target(
@@ -258,6 +263,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [

@@ -1,14 +1,16 @@
 /// One RTCP packet of a compound packet (RFC 3550 §6.1), typed.
 ///
-/// Parsing keeps what a sender needs to act on (reports, NACK, PLI, FIR, REMB) and skips
-/// every other packet type or feedback format (APP, XR, transport-wide CC, …) by its length
-/// field, so a newer peer cannot break us.
+/// Parsing keeps what a sender needs to act on (reports, NACK, transport-wide feedback, PLI,
+/// FIR, REMB) and skips every other packet type or feedback format (APP, XR, TMMBR, …) by its
+/// length field, so a newer peer cannot break us.
 public enum RTCPPacket: Sendable, Hashable {
     case senderReport(RTCPSenderReport)
     case receiverReport(RTCPReceiverReport)
     case sourceDescription(RTCPSourceDescription)
     case goodbye(RTCPGoodbye)
     case genericNACK(RTCPGenericNACK)
+    /// draft-holmer-rmcat-transport-wide-cc-extensions-01 §3.1 (RTPFB FMT 15).
+    case transportFeedback(RTCPTransportFeedback)
     case pictureLossIndication(RTCPPictureLossIndication)
     case fullIntraRequest(RTCPFullIntraRequest)
     case receiverEstimatedMaximumBitrate(RTCPReceiverEstimatedMaximumBitrate)
@@ -26,6 +28,7 @@ public enum RTCPPacket: Sendable, Hashable {
         case .sourceDescription(let packet): packet.write(to: &writer)
         case .goodbye(let packet): packet.write(to: &writer)
         case .genericNACK(let packet): packet.write(to: &writer)
+        case .transportFeedback(let packet): packet.write(to: &writer)
         case .pictureLossIndication(let packet): packet.write(to: &writer)
         case .fullIntraRequest(let packet): packet.write(to: &writer)
         case .receiverEstimatedMaximumBitrate(let packet): packet.write(to: &writer)
@@ -39,6 +42,7 @@ public enum RTCPPacket: Sendable, Hashable {
         case .sourceDescription(let packet): try packet.validateForWriting()
         case .goodbye(let packet): try packet.validateForWriting()
         case .genericNACK(let packet): try packet.validateForWriting()
+        case .transportFeedback(let packet): try packet.validateForWriting()
         case .pictureLossIndication(let packet): try packet.validateForWriting()
         case .fullIntraRequest(let packet): try packet.validateForWriting()
         case .receiverEstimatedMaximumBitrate(let packet): try packet.validateForWriting()
@@ -53,6 +57,7 @@ public enum RTCPPacket: Sendable, Hashable {
         case .sourceDescription(let packet): packet.packetLength
         case .goodbye(let packet): packet.packetLength
         case .genericNACK(let packet): packet.packetLength
+        case .transportFeedback(let packet): packet.packetLength
         case .pictureLossIndication(let packet): packet.packetLength
         case .fullIntraRequest(let packet): packet.packetLength
         case .receiverEstimatedMaximumBitrate(let packet): packet.packetLength
@@ -208,6 +213,8 @@ public enum RTCPPacket: Sendable, Hashable {
             return .goodbye(try RTCPGoodbye.read(from: &reader, count: count))
         case .transportFeedback where count == RTCPGenericNACK.format:
             return .genericNACK(try RTCPGenericNACK.read(from: &reader))
+        case .transportFeedback where count == RTCPTransportFeedback.format:
+            return .transportFeedback(try RTCPTransportFeedback.read(from: &reader))
         case .payloadFeedback where count == RTCPPictureLossIndication.format:
             return .pictureLossIndication(try RTCPPictureLossIndication.read(from: &reader))
         case .payloadFeedback where count == RTCPFullIntraRequest.format:

@@ -178,11 +178,11 @@ struct RTCPPacketTests {
     @Test("unknown types and feedback formats are skipped by their length")
     func skipsUnknown() throws {
         let app: [UInt8] = [0x80, 0xCC, 0x00, 0x02, 0, 0, 0, 1, 0x6E, 0x61, 0x6D, 0x65]  // APP "name"
-        let twcc: [UInt8] = [0x8F, 0xCD, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 2]  // RTPFB FMT 15
+        let tmmbr: [UInt8] = [0x83, 0xCD, 0x00, 0x02, 0, 0, 0, 1, 0, 0, 0, 2]  // RTPFB FMT 3
         let otherAFB: [UInt8] = [0x8F, 0xCE, 0x00, 0x03, 0, 0, 0, 1, 0, 0, 0, 0, 0x41, 0x42, 0x43, 0x44]
         let rr = Self.vectors[1]
         let pli = Self.vectors[9]
-        let parsed = try RTCPPacket.parseCompound(rr.bytes + app + twcc + otherAFB + pli.bytes)
+        let parsed = try RTCPPacket.parseCompound(rr.bytes + app + tmmbr + otherAFB + pli.bytes)
         #expect(parsed == [rr.packet, pli.packet])
     }
 

@@ -1,0 +1,182 @@
+/// The delay-based half of Google Congestion Control on the send side
+/// (draft-ietf-rmcat-gcc-02 §5, laid out as libwebrtc's `goog_cc/delay_based_bwe.cc`): feedback
+/// in, a rate the path carries without building a queue out.
+///
+/// Per feedback message: the received packets, in arrival order, go to the acknowledged-rate
+/// estimator (R_hat) and to the grouping (§5.2); each completed group pair goes through the
+/// trendline (§5.3's role) and the over-use detector (§5.4). Then the rate controller (§5.5)
+/// acts on the detector's last verdict:
+///
+/// - over-use: a decrease to β × R_hat, at most once per round trip (10–200 ms) unless R_hat
+///   fell below half the estimate. Before any R_hat exists the estimate halves instead, at every
+///   message that ends in over-use: libwebrtc's InitialTimeToReduceFurther tests half the
+///   estimate minus 1 bit/s against "below half the estimate", which always passes;
+/// - otherwise: hold or increase.
+///
+/// A gap of more than 2 s between feedback messages (libwebrtc kStreamTimeOut) resets the
+/// grouping, trendline and detector: deltas across a pause say nothing about queues.
+///
+/// The sort into arrival order works in a buffer reserved at init (`maximumFeedbackPackets`),
+/// so steady-state updates allocate nothing; a larger message grows it once.
+public struct DelayBasedEstimator: Sendable, Hashable {
+    public struct Configuration: Sendable, Hashable {
+        public var rateControl: AIMDRateController.Configuration
+        public var grouping: InterArrivalGrouping.Configuration
+        public var trendline: TrendlineEstimator.Configuration
+        public var detector: OveruseDetector.Configuration
+        public var acknowledged: AcknowledgedBitrateEstimator.Configuration
+        /// Feedback this much later than the previous resets the delay state, µs (libwebrtc
+        /// kStreamTimeOut = 2 s).
+        public var streamTimeoutUs: Int64
+        /// Packets per feedback message the sort buffer is reserved for (a transport-cc message
+        /// covers at most a few hundred at these rates).
+        public var maximumFeedbackPackets: Int
+
+        public init(
+            rateControl: AIMDRateController.Configuration = .init(),
+            grouping: InterArrivalGrouping.Configuration = .init(),
+            trendline: TrendlineEstimator.Configuration = .init(),
+            detector: OveruseDetector.Configuration = .init(),
+            acknowledged: AcknowledgedBitrateEstimator.Configuration = .init(),
+            streamTimeoutUs: Int64 = 2_000_000,
+            maximumFeedbackPackets: Int = 1024
+        ) {
+            self.rateControl = rateControl
+            self.grouping = grouping
+            self.trendline = trendline
+            self.detector = detector
+            self.acknowledged = acknowledged
+            self.streamTimeoutUs = streamTimeoutUs
+            self.maximumFeedbackPackets = maximumFeedbackPackets
+        }
+    }
+
+    /// What one feedback message led to.
+    public struct Update: Sendable, Hashable {
+        /// The delay-based estimate A_hat, bits per second.
+        public var bitrate: Int
+        /// The detector's verdict after this message.
+        public var state: BandwidthUsage
+        /// The modified trend the detector last judged (0 before it judged any).
+        public var trend: Double
+        /// The detector's adaptive threshold γ.
+        public var threshold: Double
+        /// R_hat, bits per second; nil until the first window filled.
+        public var acknowledgedBitrate: Int?
+
+        public init(bitrate: Int, state: BandwidthUsage, trend: Double, threshold: Double, acknowledgedBitrate: Int?) {
+            self.bitrate = bitrate
+            self.state = state
+            self.trend = trend
+            self.threshold = threshold
+            self.acknowledgedBitrate = acknowledgedBitrate
+        }
+    }
+
+    public let configuration: Configuration
+    public private(set) var rateControl: AIMDRateController
+    public private(set) var grouping: InterArrivalGrouping
+    public private(set) var trendline: TrendlineEstimator
+    public private(set) var detector: OveruseDetector
+    public private(set) var acknowledged: AcknowledgedBitrateEstimator
+    private var lastFeedbackUs: Int64?
+    private var received: [PacketResult] = []
+
+    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+        guard configuration.streamTimeoutUs > 0, configuration.maximumFeedbackPackets > 0 else {
+            throw CongestionControlError.invalid(
+                "estimator needs a stream timeout and a feedback size > 0; got \(configuration.streamTimeoutUs) µs, "
+                    + "\(configuration.maximumFeedbackPackets)"
+            )
+        }
+        self.configuration = configuration
+        self.rateControl = try AIMDRateController(configuration: configuration.rateControl)
+        self.grouping = try InterArrivalGrouping(configuration: configuration.grouping)
+        self.trendline = try TrendlineEstimator(configuration: configuration.trendline)
+        self.detector = try OveruseDetector(configuration: configuration.detector)
+        self.acknowledged = try AcknowledgedBitrateEstimator(configuration: configuration.acknowledged)
+        received.reserveCapacity(configuration.maximumFeedbackPackets)
+    }
+
+    /// The current estimate, bits per second.
+    public var bitrate: Int { Int(rateControl.bitrate) }
+
+    /// Sets the round-trip time (µs) the rate controller paces its decreases and additive
+    /// increase by (default 200 ms until called).
+    public mutating func setRoundTripTime(_ roundTripUs: Int64) {
+        rateControl.setRoundTripTime(roundTripUs)
+    }
+
+    /// Feeds one transport-wide feedback message that arrived at `nowUs` (sender's clock, µs).
+    /// Lost packets (nil arrival) are skipped; a message with nothing received changes nothing.
+    public mutating func update(with results: some Collection<PacketResult>, at nowUs: Int64) -> Update {
+        sortReceived(results)
+        guard !received.isEmpty else { return currentUpdate }
+        if let last = lastFeedbackUs, nowUs - last > configuration.streamTimeoutUs {
+            grouping.reset()
+            trendline.reset()
+            detector.reset()
+        }
+        lastFeedbackUs = nowUs
+
+        for packet in received {
+            guard let arrival = packet.arrivalTimeUs else { continue }
+            acknowledged.update(arrivalTimeUs: arrival, size: packet.size)
+            guard let delta = grouping.add(packet, at: nowUs) else { continue }
+            guard
+                let modified = trendline.update(
+                    sendDeltaUs: delta.sendDeltaUs,
+                    arrivalDeltaUs: delta.arrivalDeltaUs,
+                    arrivalTimeUs: delta.arrivalTimeUs
+                )
+            else { continue }
+            detector.detect(
+                modifiedTrend: modified,
+                slope: trendline.slope,
+                sendDeltaUs: delta.sendDeltaUs,
+                arrivalTimeUs: delta.arrivalTimeUs
+            )
+        }
+
+        let acknowledgedBitrate = acknowledged.bitrate
+        if detector.state == .overusing {
+            if let rate = acknowledgedBitrate {
+                if rateControl.mayReduceFurther(at: nowUs, acknowledgedBitrate: Double(rate)) {
+                    rateControl.update(.overusing, acknowledgedBitrate: rate, at: nowUs)
+                }
+            } else {
+                rateControl.setEstimate(rateControl.bitrate / 2, at: nowUs)
+            }
+        } else {
+            rateControl.update(detector.state, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
+        }
+        return currentUpdate
+    }
+
+    private var currentUpdate: Update {
+        Update(
+            bitrate: bitrate,
+            state: detector.state,
+            trend: trendline.modifiedTrend,
+            threshold: detector.threshold,
+            acknowledgedBitrate: acknowledged.bitrate
+        )
+    }
+
+    /// Copies the received packets into `received` in arrival order (then sequence order):
+    /// feedback is nearly sorted already, so an insertion sort is about one pass.
+    private mutating func sortReceived(_ results: some Collection<PacketResult>) {
+        received.removeAll(keepingCapacity: true)
+        for packet in results {
+            guard let arrival = packet.arrivalTimeUs else { continue }
+            received.append(packet)
+            var index = received.count - 1
+            while index > 0, let before = received[index - 1].arrivalTimeUs,
+                before > arrival || (before == arrival && received[index - 1].sequenceNumber > packet.sequenceNumber)
+            {
+                received.swapAt(index, index - 1)
+                index -= 1
+            }
+        }
+    }
+}

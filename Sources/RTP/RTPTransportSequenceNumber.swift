@@ -1,0 +1,199 @@
+/// The transport-wide sequence number header extension
+/// (draft-holmer-rmcat-transport-wide-cc-extensions-01 §2.2): one 16-bit counter for every
+/// packet sent on a transport (all streams of a BUNDLE), in an RFC 8285 one-byte element whose
+/// ID the SDP `a=extmap` line for `uri` gives (§2.3).
+///
+/// ```
+/// |     0xBE     |     0xDE     |           length=1           |
+/// |  ID  | L=1  | transport-wide sequence number | zero padding |
+/// ```
+///
+/// `RTCPTransportFeedback` reports packets by this number. On the send path a stream's header
+/// extension template (`RTPStreamState.headerExtension`) carries the element, built with
+/// `element(id:sequenceNumber:)`, and each packet gets its number with `stamp`, in place,
+/// after the payloader wrote it. Reading and stamping walk the elements in the caller's bytes
+/// and allocate nothing. The two-byte form (RFC 8285 §4.3) is read and stamped as well.
+public enum RTPTransportSequenceNumber {
+    /// §2.3: the `a=extmap` URI.
+    public static let uri = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+    /// Bytes of the value: a 16-bit big-endian number.
+    public static let valueLength = 2
+    /// Bytes of the one-byte-form element: the ID/length byte and the value.
+    public static let elementLength = 3
+
+    /// The element carrying `sequenceNumber`, for `RTPHeaderExtension.oneByte` (allocates its
+    /// 2-byte data: for building a template once, not per packet).
+    public static func element(id: UInt8, sequenceNumber: UInt16) -> RTPHeaderExtensionElement {
+        RTPHeaderExtensionElement(
+            id: id,
+            data: [UInt8(truncatingIfNeeded: sequenceNumber >> 8), UInt8(truncatingIfNeeded: sequenceNumber)]
+        )
+    }
+
+    /// The number an element carries; its data must be exactly 2 bytes.
+    public static func value(of element: RTPHeaderExtensionElement) throws(RTPError) -> UInt16 {
+        guard element.data.count == valueLength else {
+            throw wrongLength(id: element.id, length: element.data.count, offset: nil)
+        }
+        return UInt16(element.data[0]) << 8 | UInt16(element.data[1])
+    }
+
+    /// Writes the one-byte-form element (§2.2: ID, L=1, the number) at `offset` in `buffer` and
+    /// returns the offset after it. The caller writes the 0xBEDE preamble and the padding.
+    @discardableResult
+    public static func write(
+        _ sequenceNumber: UInt16,
+        id: UInt8,
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int
+    ) throws(RTPError) -> Int {
+        guard (1...14).contains(id) else {
+            throw RTPError(
+                .invalidExtension,
+                "transport-wide sequence number element ID \(id) is outside 1–14 (RFC 8285 §4.2)"
+            )
+        }
+        guard offset >= 0 else {
+            throw RTPError(.bufferTooSmall, "transport-wide sequence number element at negative offset \(offset)")
+        }
+        try ByteWriter.ensure(
+            offset + elementLength,
+            fits: buffer.count,
+            what: "transport-wide sequence number element at offset \(offset)"
+        )
+        var writer = ByteWriter(buffer, offset: offset)
+        writer.write(id << 4 | UInt8(valueLength - 1))
+        writer.write(sequenceNumber)
+        return writer.offset
+    }
+
+    /// The number in element `id` of a serialized RTP packet; nil when the packet has no header
+    /// extension, one that is not RFC 8285, or no element `id`.
+    public static func read(id: UInt8, inPacket packet: UnsafeRawBufferPointer) throws(RTPError) -> UInt16? {
+        guard let offset = try valueOffset(id: id, inPacket: packet) else { return nil }
+        return UInt16(packet[offset]) << 8 | UInt16(packet[offset + 1])
+    }
+
+    /// Overwrites the number in element `id` of a serialized RTP packet (before SRTP protects
+    /// it). Throws when the packet does not carry the element.
+    public static func stamp(
+        _ sequenceNumber: UInt16,
+        id: UInt8,
+        inPacket packet: UnsafeMutableRawBufferPointer
+    ) throws(RTPError) {
+        guard let offset = try valueOffset(id: id, inPacket: UnsafeRawBufferPointer(packet)) else {
+            throw RTPError(
+                .invalidExtension,
+                "RTP packet of \(packet.count) bytes has no transport-wide sequence number element with ID \(id)"
+            )
+        }
+        packet[offset] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
+        packet[offset + 1] = UInt8(truncatingIfNeeded: sequenceNumber)
+    }
+
+    /// Where the 2-byte value of element `id` sits in a serialized RTP packet; nil when absent.
+    /// For a stream whose extension never changes this is the same for every packet.
+    public static func valueOffset(id: UInt8, inPacket packet: UnsafeRawBufferPointer) throws(RTPError) -> Int? {
+        let layout = try RTPHeaderLayout(packet, context: "RTP packet")
+        guard packet[0] & 0x10 != 0 else { return nil }
+        let start = RTPHeader.fixedLength + 4 * Int(packet[0] & 0x0F)
+        let profile = UInt16(packet[start]) << 8 | UInt16(packet[start + 1])
+        return try locate(id: id, profile: profile, in: packet, body: start + 4..<layout.headerLength)
+    }
+
+    /// Walks the RFC 8285 elements in `bytes[body]` for element `id`; returns the offset of its
+    /// value, nil when absent or when `profile` does not announce elements.
+    static func locate(
+        id: UInt8,
+        profile: UInt16,
+        in bytes: UnsafeRawBufferPointer,
+        body: Range<Int>
+    ) throws(RTPError) -> Int? {
+        var index = body.lowerBound
+        if profile == RTPHeaderExtension.oneByteProfile {
+            // RFC 8285 §4.2: ID in the high nibble, length − 1 in the low one; 0 pads, 15 stops.
+            while index < body.upperBound {
+                let elementID = bytes[index] >> 4
+                if elementID == 0 {
+                    index += 1
+                    continue
+                }
+                if elementID == 15 { return nil }
+                let length = Int(bytes[index] & 0x0F) + 1
+                guard length <= body.upperBound - index - 1 else {
+                    throw RTPError(
+                        .invalidExtension,
+                        "one-byte extension element \(elementID) at offset \(index) claims \(length) bytes, "
+                            + "\(body.upperBound - index - 1) remain"
+                    )
+                }
+                if elementID == id {
+                    guard length == valueLength else { throw wrongLength(id: id, length: length, offset: index) }
+                    return index + 1
+                }
+                index += 1 + length
+            }
+            return nil
+        }
+        guard profile & 0xFFF0 == RTPHeaderExtension.twoByteProfileBase else { return nil }
+        // RFC 8285 §4.3: an ID byte (0 pads) and a length byte.
+        while index < body.upperBound {
+            let elementID = bytes[index]
+            if elementID == 0 {
+                index += 1
+                continue
+            }
+            guard index + 1 < body.upperBound else {
+                throw RTPError(
+                    .invalidExtension,
+                    "two-byte extension element \(elementID) at offset \(index) has no length byte"
+                )
+            }
+            let length = Int(bytes[index + 1])
+            guard length <= body.upperBound - index - 2 else {
+                throw RTPError(
+                    .invalidExtension,
+                    "two-byte extension element \(elementID) at offset \(index) claims \(length) bytes, "
+                        + "\(body.upperBound - index - 2) remain"
+                )
+            }
+            if elementID == id {
+                guard length == valueLength else { throw wrongLength(id: id, length: length, offset: index) }
+                return index + 2
+            }
+            index += 2 + length
+        }
+        return nil
+    }
+
+    private static func wrongLength(id: UInt8, length: Int, offset: Int?) -> RTPError {
+        RTPError(
+            .invalidExtension,
+            "transport-wide sequence number element \(id)\(offset.map { " at offset \($0)" } ?? "") has \(length) "
+                + "bytes; it holds 2 (draft-holmer-rmcat-transport-wide-cc-extensions-01 §2.2)"
+        )
+    }
+}
+
+extension RTPHeaderExtension {
+    /// The transport-wide sequence number in element `id`; nil when the extension has no such
+    /// element or is not RFC 8285. Reads the body in place, without building the element list.
+    public func transportSequenceNumber(id: UInt8) throws(RTPError) -> UInt16? {
+        let result: Result<UInt16?, RTPError> = data.withUnsafeBytes { raw in
+            do throws(RTPError) {
+                guard
+                    let offset = try RTPTransportSequenceNumber.locate(
+                        id: id,
+                        profile: profile,
+                        in: raw,
+                        body: 0..<raw.count
+                    )
+                else { return .success(nil) }
+                return .success(UInt16(raw[offset]) << 8 | UInt16(raw[offset + 1]))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

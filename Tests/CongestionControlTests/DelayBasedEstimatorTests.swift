@@ -1,0 +1,107 @@
+import Testing
+
+@testable import CongestionControl
+
+@Suite("Delay-based estimator: the pieces wired together")
+struct DelayBasedEstimatorTests {
+    static func estimator(start: Int = 1_000_000) throws -> DelayBasedEstimator {
+        try DelayBasedEstimator(
+            configuration: .init(rateControl: .init(minimum: 100_000, maximum: 5_000_000, start: start))
+        )
+    }
+
+    /// Packets of 1200 bytes every 5 ms, `extraDelayUs(i)` added to a 20 ms path.
+    static func packets(
+        from first: Int,
+        count: Int,
+        extraDelayUs: (Int) -> Int64 = { _ in 0 }
+    ) -> [PacketResult] {
+        (first..<first + count).map { index in
+            let send = Int64(index) * 5_000
+            return PacketResult(
+                sequenceNumber: UInt64(index),
+                sendTimeUs: send,
+                arrivalTimeUs: send + 20_000 + extraDelayUs(index),
+                size: 1_200
+            )
+        }
+    }
+
+    @Test("feedback with only lost packets changes nothing; lost packets in a message are skipped")
+    func lostPackets() throws {
+        var estimator = try Self.estimator()
+        let lost = (0..<10).map {
+            PacketResult(sequenceNumber: UInt64($0), sendTimeUs: 0, arrivalTimeUs: nil, size: 1_200)
+        }
+        let update = estimator.update(with: lost, at: 50_000)
+        #expect(
+            update == .init(bitrate: 1_000_000, state: .normal, trend: 0, threshold: 12.5, acknowledgedBitrate: nil)
+        )
+
+        // A queue growing 0.5 ms per 10 ms. Every other packet reported lost leaves the same
+        // groups' timing (a group is two packets 5 ms apart, or the one of them left), so the
+        // trend and verdicts are the same.
+        var clean = try Self.estimator()
+        var lossy = try Self.estimator()
+        var overuses = 0
+        for message in 0..<40 {
+            let packets = Self.packets(from: message * 10, count: 10) { index in Int64(index / 2) * 500 }
+            let now = Int64(message + 1) * 50_000 + 20_000
+            let withLoss = packets.enumerated().map { index, packet in
+                var copy = packet
+                if index % 2 == 1 { copy.arrivalTimeUs = nil }
+                return copy
+            }
+            let a = clean.update(with: packets, at: now)
+            let b = lossy.update(with: withLoss, at: now)
+            #expect(a.state == b.state && a.trend == b.trend)
+            overuses += a.state == .overusing ? 1 : 0
+        }
+        #expect(overuses > 0)
+    }
+
+    @Test("feedback out of arrival order is sorted before grouping")
+    func sortsByArrival() throws {
+        var ordered = try Self.estimator()
+        var shuffled = try Self.estimator()
+        for message in 0..<20 {
+            let packets = Self.packets(from: message * 10, count: 10) { index in Int64(index % 3) * 1_000 }
+            let now = Int64(message + 1) * 50_000 + 20_000
+            let byArrival = packets.sorted {
+                ($0.arrivalTimeUs!, $0.sequenceNumber) < ($1.arrivalTimeUs!, $1.sequenceNumber)
+            }
+            #expect(ordered.update(with: byArrival, at: now) == shuffled.update(with: packets.reversed(), at: now))
+        }
+    }
+
+    @Test("a growing queue is over-use: the rate drops to 0.85 × the acknowledged rate")
+    func queueBuildsUp() throws {
+        var estimator = try Self.estimator(start: 2_000_000)
+        estimator.setRoundTripTime(40_000)
+        var updates: [DelayBasedEstimator.Update] = []
+        // 2 s steady, then each packet 1 ms later than the one before (a queue filling).
+        for message in 0..<60 {
+            let packets = Self.packets(from: message * 10, count: 10) { index in
+                index < 400 ? 0 : Int64(index - 400) * 1_000
+            }
+            updates.append(estimator.update(with: packets, at: Int64(message + 1) * 50_000 + 20_000))
+        }
+        let firstOveruse = try #require(updates.firstIndex { $0.state == .overusing })
+        let last = updates[firstOveruse]
+        print(
+            "queue build-up: over-use at message \(firstOveruse) (queue starts at message 40), trend \(last.trend), "
+                + "threshold \(last.threshold), bitrate \(last.bitrate), acknowledged \(last.acknowledgedBitrate ?? -1)"
+        )
+        #expect(firstOveruse >= 40 && firstOveruse <= 46)
+        let atOveruse = updates[firstOveruse]
+        let acknowledged = try #require(atOveruse.acknowledgedBitrate)
+        #expect(atOveruse.bitrate == Int(0.85 * Double(acknowledged)))
+    }
+
+    @Test("configuration is validated")
+    func validation() {
+        #expect(throws: CongestionControlError.self) {
+            try DelayBasedEstimator(configuration: .init(streamTimeoutUs: 0))
+        }
+    }
+}

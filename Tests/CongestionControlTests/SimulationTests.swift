@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+
+@testable import CongestionControl
+
+/// The estimator closing the loop over `BottleneckSimulator`: the sender sends at whatever the
+/// estimator says, the bottleneck queues it, feedback comes back every 50 ms. Simulated time
+/// only, so the assertions are exact for these seeds and the printed numbers repeat.
+@Suite("Delay-based estimator against a simulated bottleneck")
+struct SimulationTests {
+    static let second: Int64 = 1_000_000
+
+    static func estimator(start: Int) throws -> DelayBasedEstimator {
+        try DelayBasedEstimator(
+            configuration: .init(rateControl: .init(minimum: 100_000, maximum: 10_000_000, start: start))
+        )
+    }
+
+    static func seconds(_ us: Int64) -> String {
+        let ms = us / 1000
+        return "\(ms / 1000).\(String(ms % 1000).leftPadded(to: 3)) s"
+    }
+
+    @Test("3 Mbit/s from a 1 Mbit/s start: rises and settles within 15 % below capacity")
+    func steadyCapacity() throws {
+        let capacity = 3_000_000.0
+        var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 1_000_000)) { _ in capacity }
+        simulator.run(untilUs: 60 * Self.second)
+        let samples = simulator.samples
+        let reached = try #require(samples.first { Double($0.update.bitrate) >= 0.85 * capacity })
+        let settled = samples.between(40 * Self.second, 60 * Self.second)
+        let utilisation = settled.deliveredRate / capacity
+        let lowest = settled.map(\.update.bitrate).min() ?? 0
+        let highest = settled.map(\.update.bitrate).max() ?? 0
+        let maximumQueue = settled.map(\.queueDelayUs).max() ?? 0
+        print(
+            "steady 3 Mbit/s: 85 % of capacity at \(Self.seconds(reached.timeUs)); last 20 s: mean estimate "
+                + "\(Int(settled.meanBitrate)) bit/s, range \(lowest)–\(highest), delivered \(Int(settled.deliveredRate)) "
+                + "bit/s = \(Int(utilisation * 1000)) ‰ of capacity, over-using \(settled.overusingFraction * 100) % of "
+                + "updates (longest run \(settled.longestOveruseRun) × 50 ms), queue ≤ \(maximumQueue / 1000) ms"
+        )
+        #expect(settled.meanBitrate >= 0.85 * capacity && settled.meanBitrate <= 1.05 * capacity)
+        #expect(utilisation >= 0.85)
+        // Over-use comes in episodes: the additive increase creeps past capacity, the queue
+        // grows until the trend crosses γ, one decrease, and the verdict stays "over-using"
+        // while the smoothed trend catches up with the draining queue. Each must stay brief.
+        #expect(settled.overusingFraction <= 0.1)
+        #expect(settled.longestOveruseRun < 20, "no over-use episode lasts 1 s")
+    }
+
+    /// Capacity 3 Mbit/s until 10 s, 1 Mbit/s until 30 s, then 3 Mbit/s again.
+    static func steps(_ time: Int64) -> Double {
+        time < 10 * second || time >= 30 * second ? 3_000_000 : 1_000_000
+    }
+
+    @Test("capacity 3 → 1 Mbit/s at 10 s and back to 3 Mbit/s at 30 s, from a 1 Mbit/s start")
+    func capacitySteps() throws {
+        var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 1_000_000), capacity: Self.steps)
+        simulator.run(untilUs: 45 * Self.second)
+        let down = try StepDown(simulator.samples)
+        print("step 3 → 1 Mbit/s at 10 s (1 Mbit/s start): \(down)")
+        #expect(down.reactionUs <= 2 * Self.second)
+        #expect(down.drainUs <= 5 * Self.second)
+        #expect(down.lowPhase.allSatisfy { $0.queueDelayUs < 50_000 }, "the queue stays drained at 1 Mbit/s")
+
+        let samples = simulator.samples
+        let atStepUp = try #require(samples.last { $0.timeUs < 30 * Self.second })
+        let recovered = try #require(samples.first(after: 30 * Self.second) { $0.update.bitrate >= 2_000_000 })
+        let recoveryUs = recovered.timeUs - 30 * Self.second
+        // The issue asked for 10 s. The delay-based half alone grows at most 8 %/s (draft §5.5,
+        // libwebrtc): from the estimate it held on the 1 Mbit/s link that takes
+        // ln(2 Mbit/s / estimate) / ln(1.08) s even if it grew multiplicatively from the first
+        // instant, and it first grows additively until the acknowledged rate leaves the
+        // capacity band of the 1 Mbit/s phase. libwebrtc gets up faster by probing, which this
+        // module does not do. So the bound is relative to that fastest ramp.
+        let fastestUs = Int64(log(2_000_000 / Double(atStepUp.update.bitrate)) / log(1.08) * 1e6)
+        print(
+            "step 1 → 3 Mbit/s at 30 s: estimate \(atStepUp.update.bitrate) bit/s at the step, ≥ 2 Mbit/s "
+                + "\(Self.seconds(recoveryUs)) after it (8 %/s from the step would take \(Self.seconds(fastestUs))); "
+                + "\(samples.last?.update.bitrate ?? 0) bit/s at 45 s"
+        )
+        #expect(recoveryUs <= fastestUs + 1_500_000)
+    }
+
+    @Test("the step from a converged 3 Mbit/s estimate: reaction within 2 s, the queue it built drains slower")
+    func capacityStepFromConvergedEstimate() throws {
+        // Started near capacity, so the estimate is ~2.8 Mbit/s, not still ramping, at the step.
+        var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 2_500_000), capacity: Self.steps)
+        simulator.run(untilUs: 30 * Self.second)
+        let down = try StepDown(simulator.samples)
+        print("step 3 → 1 Mbit/s at 10 s (2.5 Mbit/s start): \(down)")
+        #expect(down.reactionUs <= 2 * Self.second)
+        // Over 5 s: the acknowledged rate takes about 1 s to follow the step (each decrease is
+        // to 0.85 × a rate still above 1 Mbit/s), the queue reaches ~850 ms, and after the last
+        // decrease it drains at only 15 % of the capacity (β = 0.85).
+        #expect(down.drainUs <= 6 * Self.second)
+        #expect(down.lowPhase.allSatisfy { $0.queueDelayUs < 50_000 })
+    }
+
+    /// What happened after the 3 → 1 Mbit/s step at 10 s.
+    struct StepDown: CustomStringConvertible {
+        var atStep: BottleneckSimulator.Sample
+        var firstOveruse: BottleneckSimulator.Sample
+        var reacted: BottleneckSimulator.Sample
+        var peak: BottleneckSimulator.Sample
+        var drained: BottleneckSimulator.Sample
+        var lowPhase: [BottleneckSimulator.Sample]
+
+        init(_ samples: [BottleneckSimulator.Sample]) throws {
+            let step = 10 * SimulationTests.second
+            atStep = try #require(samples.last { $0.timeUs < step })
+            firstOveruse = try #require(samples.first(after: step) { $0.update.state == .overusing })
+            reacted = try #require(samples.first(after: step) { $0.update.bitrate <= 1_200_000 })
+            peak = try #require(samples.between(step, 3 * step).max { $0.queueDelayUs < $1.queueDelayUs })
+            drained = try #require(samples.first(after: peak.timeUs) { $0.queueDelayUs < 50_000 })
+            lowPhase = samples.between(2 * step, 3 * step)
+        }
+
+        var reactionUs: Int64 { reacted.timeUs - 10 * SimulationTests.second }
+        var drainUs: Int64 { drained.timeUs - 10 * SimulationTests.second }
+
+        var description: String {
+            let step = 10 * SimulationTests.second
+            return "estimate \(atStep.update.bitrate) bit/s at the step; first over-use "
+                + "\(SimulationTests.seconds(firstOveruse.timeUs - step)) after it; ≤ 1.2 Mbit/s "
+                + "\(SimulationTests.seconds(reactionUs)) after it (\(reacted.update.bitrate) bit/s); queue peak "
+                + "\(peak.queueDelayUs / 1000) ms at \(SimulationTests.seconds(peak.timeUs)), below 50 ms "
+                + "\(SimulationTests.seconds(drainUs)) after the step; 20–30 s: mean estimate "
+                + "\(Int(lowPhase.meanBitrate)) bit/s, delivered \(Int(lowPhase.deliveredRate)) bit/s, queue ≤ "
+                + "\((lowPhase.map(\.queueDelayUs).max() ?? 0) / 1000) ms"
+        }
+    }
+
+    @Test("±5 ms random arrival jitter on an uncongested path is not over-use")
+    func jitterOnly() throws {
+        let start = 1_000_000
+        var simulator = BottleneckSimulator(estimator: try Self.estimator(start: start), jitterUs: 5_000, seed: 7) {
+            _ in
+            50_000_000
+        }
+        simulator.run(untilUs: 60 * Self.second)
+        let samples = simulator.samples
+        let lowest = samples.map(\.update.bitrate).min() ?? 0
+        print(
+            "jitter ±5 ms, 50 Mbit/s path: over-using \(samples.overusingFraction * 100) % of \(samples.count) updates, "
+                + "lowest estimate \(lowest) bit/s, final \(samples.last?.update.bitrate ?? 0) bit/s, threshold "
+                + "\(samples.last?.update.threshold ?? 0)"
+        )
+        #expect(samples.overusingFraction <= 0.01)
+        #expect(lowest >= start)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, width - count)) + self
+    }
+}
