@@ -130,27 +130,29 @@ final class WHIPPublication: Sendable {
             $0.state = "posting"
         }
         let (notices, continuation) = AsyncStream.makeStream(of: Notice.self)
+        var configuration = configuration(using: iceServers)
+        configuration.restartsICE = true
         let transport: WebRTCTransport
-        let offer: PublishOffer
         do {
-            var configuration = configuration(using: iceServers)
-            configuration.restartsICE = true
             transport = try WebRTCTransport(configuration, iceRole: .controlling) {
                 continuation.yield(.transport($0))
             }
-            let candidates = try await transport.gatherCandidates()
-            offer = try makeOffer(transport: transport, candidates: candidates)
         } catch {
             return .failed("cannot make the offer: \(error)", wasLive: false)
         }
-        let session: WHIPSession
-        var started = ContinuousClock.now
+        let offer: PublishOffer
         do {
-            let posted = ContinuousClock.now
+            offer = try makeOffer(transport: transport, candidates: try await transport.gatherCandidates())
+        } catch {
+            transport.stop()
+            return .failed("cannot make the offer: \(error)", wasLive: false)
+        }
+        let session: WHIPSession
+        let posted = ContinuousClock.now
+        do {
             session = try await client.publish(offer: offer.sdp)
             let answered = ContinuousClock.now
             update { $0.answerMs = Self.milliseconds(answered - posted) }
-            started = posted
         } catch {
             transport.stop()
             if Task.isCancelled { return .cancelled }
@@ -163,7 +165,7 @@ final class WHIPPublication: Sendable {
             session,
             offer: offer,
             transport: transport,
-            posted: started,
+            posted: posted,
             notices: notices,
             continuation
         )

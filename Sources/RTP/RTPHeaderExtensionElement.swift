@@ -93,69 +93,87 @@ extension RTPHeaderExtension {
     /// Reads the RFC 8285 elements of this extension, skipping padding bytes (ID 0) and, for the
     /// one-byte form, stopping at the reserved ID 15 as §4.2 requires.
     public func elements() throws(RTPError) -> [RTPHeaderExtensionElement] {
-        if profile == Self.oneByteProfile {
-            return try oneByteElements()
+        guard usesElements else {
+            throw RTPError(
+                .invalidExtension,
+                "header extension profile 0x\(String(profile, radix: 16)) does not use RFC 8285 elements"
+            )
         }
-        if profile & 0xFFF0 == Self.twoByteProfileBase {
-            return try twoByteElements()
-        }
-        throw RTPError(
-            .invalidExtension,
-            "header extension profile 0x\(String(profile, radix: 16)) does not use RFC 8285 elements"
-        )
-    }
-
-    private func oneByteElements() throws(RTPError) -> [RTPHeaderExtensionElement] {
         var result: [RTPHeaderExtensionElement] = []
-        var index = 0
-        while index < data.count {
-            let byte = data[index]
-            let id = byte >> 4
-            if id == 0 {
-                index += 1
-                continue
+        let walked: Result<Void, RTPError> = data.withUnsafeBytes { raw in
+            do throws(RTPError) {
+                try Self.walkElements(profile: profile, in: raw, body: 0..<raw.count) { id, _, value in
+                    result.append(RTPHeaderExtensionElement(id: id, data: Array(raw[value])))
+                    return true
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
             }
-            if id == 15 { break }
-            let length = Int(byte & 0x0F) + 1
-            guard index + 1 + length <= data.count else {
-                throw RTPError(
-                    .invalidExtension,
-                    "one-byte extension element \(id) at offset \(index) claims \(length) bytes, "
-                        + "\(data.count - index - 1) remain"
-                )
-            }
-            result.append(RTPHeaderExtensionElement(id: id, data: Array(data[index + 1..<index + 1 + length])))
-            index += 1 + length
         }
+        try walked.get()
         return result
     }
 
-    private func twoByteElements() throws(RTPError) -> [RTPHeaderExtensionElement] {
-        var result: [RTPHeaderExtensionElement] = []
-        var index = 0
-        while index < data.count {
-            let id = data[index]
+    /// Walks the RFC 8285 elements in `bytes[body]` in place: `visit` gets each element's ID, the
+    /// offset of its element header and the range of its value, and returns false to stop.
+    /// Padding (ID 0) is skipped; the one-byte form ends at the reserved ID 15 (§4.2). Throws for
+    /// an element that claims more bytes than remain; offsets in messages are into `bytes`. Does
+    /// nothing when `profile` announces no elements. `elements()` and the in-place readers of the
+    /// send path (`RTPTransportSequenceNumber`) share it.
+    static func walkElements(
+        profile: UInt16,
+        in bytes: UnsafeRawBufferPointer,
+        body: Range<Int>,
+        _ visit: (_ id: UInt8, _ header: Int, _ value: Range<Int>) throws(RTPError) -> Bool
+    ) throws(RTPError) {
+        var index = body.lowerBound
+        if profile == oneByteProfile {
+            // §4.2: ID in the high nibble, length − 1 in the low one.
+            while index < body.upperBound {
+                let id = bytes[index] >> 4
+                if id == 0 {
+                    index += 1
+                    continue
+                }
+                if id == 15 { return }
+                let length = Int(bytes[index] & 0x0F) + 1
+                guard length <= body.upperBound - index - 1 else {
+                    throw RTPError(
+                        .invalidExtension,
+                        "one-byte extension element \(id) at offset \(index) claims \(length) bytes, "
+                            + "\(body.upperBound - index - 1) remain"
+                    )
+                }
+                guard try visit(id, index, index + 1..<index + 1 + length) else { return }
+                index += 1 + length
+            }
+            return
+        }
+        guard profile & 0xFFF0 == twoByteProfileBase else { return }
+        // §4.3: an ID byte (0 pads) and a length byte.
+        while index < body.upperBound {
+            let id = bytes[index]
             if id == 0 {
                 index += 1
                 continue
             }
-            guard index + 1 < data.count else {
+            guard index + 1 < body.upperBound else {
                 throw RTPError(
                     .invalidExtension,
                     "two-byte extension element \(id) at offset \(index) has no length byte"
                 )
             }
-            let length = Int(data[index + 1])
-            guard index + 2 + length <= data.count else {
+            let length = Int(bytes[index + 1])
+            guard length <= body.upperBound - index - 2 else {
                 throw RTPError(
                     .invalidExtension,
                     "two-byte extension element \(id) at offset \(index) claims \(length) bytes, "
-                        + "\(data.count - index - 2) remain"
+                        + "\(body.upperBound - index - 2) remain"
                 )
             }
-            result.append(RTPHeaderExtensionElement(id: id, data: Array(data[index + 2..<index + 2 + length])))
+            guard try visit(id, index, index + 2..<index + 2 + length) else { return }
             index += 2 + length
         }
-        return result
     }
 }

@@ -109,61 +109,17 @@ public enum RTPTransportSequenceNumber {
         in bytes: UnsafeRawBufferPointer,
         body: Range<Int>
     ) throws(RTPError) -> Int? {
-        var index = body.lowerBound
-        if profile == RTPHeaderExtension.oneByteProfile {
-            // RFC 8285 §4.2: ID in the high nibble, length − 1 in the low one; 0 pads, 15 stops.
-            while index < body.upperBound {
-                let elementID = bytes[index] >> 4
-                if elementID == 0 {
-                    index += 1
-                    continue
-                }
-                if elementID == 15 { return nil }
-                let length = Int(bytes[index] & 0x0F) + 1
-                guard length <= body.upperBound - index - 1 else {
-                    throw RTPError(
-                        .invalidExtension,
-                        "one-byte extension element \(elementID) at offset \(index) claims \(length) bytes, "
-                            + "\(body.upperBound - index - 1) remain"
-                    )
-                }
-                if elementID == id {
-                    guard length == valueLength else { throw wrongLength(id: id, length: length, offset: index) }
-                    return index + 1
-                }
-                index += 1 + length
+        var found: Int?
+        try RTPHeaderExtension.walkElements(profile: profile, in: bytes, body: body) {
+            (elementID, header, value) throws(RTPError) -> Bool in
+            guard elementID == id else { return true }
+            guard value.count == valueLength else {
+                throw wrongLength(id: id, length: value.count, offset: header)
             }
-            return nil
+            found = value.lowerBound
+            return false
         }
-        guard profile & 0xFFF0 == RTPHeaderExtension.twoByteProfileBase else { return nil }
-        // RFC 8285 §4.3: an ID byte (0 pads) and a length byte.
-        while index < body.upperBound {
-            let elementID = bytes[index]
-            if elementID == 0 {
-                index += 1
-                continue
-            }
-            guard index + 1 < body.upperBound else {
-                throw RTPError(
-                    .invalidExtension,
-                    "two-byte extension element \(elementID) at offset \(index) has no length byte"
-                )
-            }
-            let length = Int(bytes[index + 1])
-            guard length <= body.upperBound - index - 2 else {
-                throw RTPError(
-                    .invalidExtension,
-                    "two-byte extension element \(elementID) at offset \(index) claims \(length) bytes, "
-                        + "\(body.upperBound - index - 2) remain"
-                )
-            }
-            if elementID == id {
-                guard length == valueLength else { throw wrongLength(id: id, length: length, offset: index) }
-                return index + 2
-            }
-            index += 2 + length
-        }
-        return nil
+        return found
     }
 
     private static func wrongLength(id: UInt8, length: Int, offset: Int?) -> RTPError {

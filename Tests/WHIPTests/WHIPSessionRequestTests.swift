@@ -7,7 +7,7 @@ import WHIP
 struct WHIPSessionRequestTests {
     static let trickle =
         "a=group:BUNDLE 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=ice-ufrag:EsAw\r\na=ice-pwd:P2uYro0UCOQ4zxjKXaWCBui1\r\n"
-        + "a=candidate:1387637174 1 udp 2122260223 192.0.2.1 61764 typ host\r\na=end-of-candidates\r\n"
+        + "a=candidate:1387637174 1 udp 2122260223 127.0.0.9 61764 typ host\r\na=end-of-candidates\r\n"
     static let restartAnswer =
         "a=ice-lite\r\na=group:BUNDLE 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=mid:0\r\na=ice-ufrag:289b31b754eaa438\r\n"
         + "a=ice-pwd:0b66f472495ef0ccac7bda653ab6be49ea13114472a5d10a\r\n"

@@ -52,7 +52,7 @@ struct WHIPURLTests {
         #expect(name.authority == "whip.example.com")
         #expect(name.query == nil)
         #expect(!name.hostIsIPLiteral)
-        #expect(try WHIPURL(parsing: "http://10.0.0.1/").hostIsIPLiteral)
+        #expect(try WHIPURL(parsing: "http://127.0.0.9/").hostIsIPLiteral)
     }
 
     @Test(

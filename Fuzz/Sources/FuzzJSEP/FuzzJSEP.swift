@@ -14,7 +14,7 @@ private let configuration: WebRTCAnswer.Configuration = {
             streamID: "s",
             video: .init(ssrc: 1, retransmissionSSRC: 2, trackID: "v"),
             audio: .init(ssrc: 3, trackID: "a"),
-            candidates: [.host(try SDPAddress("192.0.2.1"), port: 9999)],
+            candidates: [.host(try SDPAddress("127.0.0.9"), port: 9999)],
             origin: SDPOrigin(sessionID: 1)
         )
     } catch {

@@ -68,7 +68,7 @@ enum HTTPInput {
                 try pipeline.addHandler(NIOHTTPResponseHeadersValidator())
                 try pipeline.addHandler(RequestRecorder(log: log))
                 channel.register(promise: nil)
-                channel.connect(to: try SocketAddress(ipAddress: "192.0.2.1", port: 9), promise: nil)
+                channel.connect(to: try SocketAddress(ipAddress: "127.0.0.9", port: 9), promise: nil)
                 return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
             }
         } catch {

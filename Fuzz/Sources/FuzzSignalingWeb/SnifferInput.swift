@@ -68,7 +68,7 @@ enum SnifferInput {
                 if buildThrows { throw BuildRefused() }
             }
             result.whenComplete { state.result = $0 }
-            try channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 9)).wait()
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.9", port: 9)).wait()
         } catch {
             fatalError("cannot set up the sniffer: \(error)")
         }

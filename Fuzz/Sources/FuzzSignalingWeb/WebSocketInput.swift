@@ -40,7 +40,7 @@ enum WebSocketInput {
             try pipeline.addHandler(WebSocketProtocolErrorHandler())
             try pipeline.addHandler(FrameRecorder(log: log))
             try WebInputFuzzing.addWebSocketLineAdapter(to: channel, maxMessageBytes: limit)
-            try channel.connect(to: SocketAddress(ipAddress: "192.0.2.1", port: 9)).wait()
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.9", port: 9)).wait()
         } catch {
             fatalError("cannot set up the WebSocket pipeline: \(error)")
         }
