@@ -105,7 +105,7 @@ let package = Package(
             name: "Publisher",
             dependencies: [
                 "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
-                "WebRTC", "JSEP", "DTLS", "ICE", "WHIP",
+                "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -19,7 +19,9 @@ import sys
 
 INPUT_FRAMES = 300  # 10 s at 30 fps, what `rtc-encode generate` writes
 NOISY = 0.25  # a row whose range exceeds 25 % of its median is flagged
-TOOLS = {"rtc-publish": "rtc-publish", "ffmpeg": "FFmpeg", "gstreamer": "GStreamer", "floor": "floor (H264Encoder alone)"}
+TOOLS = {"rtc-publish": "rtc-publish", "ffmpeg": "FFmpeg", "gstreamer": "GStreamer", "floor": "floor (H264Encoder alone)",
+         "floor-av": "floor (x264 + Opus alone)"}
+FLOORS = ("floor", "floor-av")  # `rtc-encode floor` without and with --audio: unpaced only, no sink
 
 
 def shell(command):
@@ -88,11 +90,12 @@ def read_run(tool, mode, preset, threads, run, rc, directory):
             status = last_json_line(os.path.join(directory, "stats.jsonl"), lambda r: "totals" in r)
             if status:
                 frames = status["totals"].get("framesIn", frames) or frames
-    elif tool == "floor":
+    elif tool in FLOORS:
         final = last_json_line(os.path.join(directory, "stdout.txt"), lambda r: r.get("final") is True)
         if final:
             frames = final.get("frames", frames)
             row["encode"] = final.get("encodeMs")
+            row["audio_encode"] = final.get("audioEncodeMs")
     try:
         with open(os.path.join(directory, "sink.json")) as handle:
             sink = json.load(handle)
@@ -126,7 +129,7 @@ def cell(stat, digits=2):
     return f"{stat['median']:.{digits}f} ({stat['min']:.{digits}f}–{stat['max']:.{digits}f}){mark}"
 
 
-def percentiles_cell(runs, key):
+def percentiles_cell(runs, key, digits=1):
     """p50/p99/max of a per-run JSON block, as medians over the runs."""
     blocks = [r.get(key) for r in runs if isinstance(r.get(key), dict)]
     if not blocks:
@@ -134,7 +137,7 @@ def percentiles_cell(runs, key):
     parts = []
     for name in ("p50", "p99", "max"):
         values = [b[name] for b in blocks if isinstance(b.get(name), (int, float))]
-        parts.append(f"{statistics.median(values):.1f}" if values else "?")
+        parts.append(f"{statistics.median(values):.{digits}f}" if values else "?")
     return " / ".join(parts)
 
 
@@ -151,7 +154,8 @@ def macro(args):
         if key not in configs:
             configs.append(key)
     order = [("rtc-publish", "paced"), ("ffmpeg", "paced"), ("gstreamer", "paced"),
-             ("rtc-publish", "unpaced"), ("ffmpeg", "unpaced"), ("gstreamer", "unpaced"), ("floor", "unpaced")]
+             ("rtc-publish", "unpaced"), ("ffmpeg", "unpaced"), ("gstreamer", "unpaced"), ("floor", "unpaced"),
+             ("floor-av", "unpaced")]
     count = max((r["run"] for r in runs), default=0)
     lines = [
         f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}; "
@@ -165,8 +169,12 @@ def macro(args):
         "some (frames at sink counts the video RTP marker bits the sink saw). fps is frames over wall time, "
         "start-up and shutdown included (rtc-publish waits 0.2 s before its RTCP BYE, so that the BYE does not "
         "overtake the last media packets at the receiver: no CPU, but a fifth of a second of wall time). Latency is rtc-publish's own (frame in -> last packet of the frame sent); encode "
-        "is the encoder call alone. The floor is unpaced only: the paced rows' ratio to it includes audio and "
-        "pacing.",
+        "is the encoder call alone (for the x264 + Opus floor, x264's, then Opus's per 20 ms frame). Both floors "
+        "run unpaced only, with nothing else (no mixer, RTP, SRTP or sockets): the H264Encoder floor encodes the "
+        "video alone, the x264 + Opus floor the same frames and the 10 s of audio (our OpusEncoder, same settings, "
+        "500 frames of 20 ms interleaved with the video by capture time). rtc-publish's unpaced ratio to the first "
+        "counts audio and the rest of the pipeline on top of x264, to the second only what lies beyond the two "
+        "encoders; the paced rows' ratios to them include pacing as well.",
         "",
     ]
     medians = {}
@@ -184,7 +192,7 @@ def macro(args):
             mine = [r for r in runs if (r["tool"], r["mode"], r["preset"], r["threads"]) == (tool, mode, preset, threads)]
             if not mine:
                 continue
-            name = f"{TOOLS[tool]}, {mode}" if tool != "floor" else TOOLS[tool]
+            name = f"{TOOLS[tool]}, {mode}" if tool not in FLOORS else TOOLS[tool]
             if all(r.get("missing") for r in mine):
                 lines.append(f"| {name} | n/a (this rtc-publish has no --unpaced) | n/a | n/a | n/a | n/a | n/a | n/a | n/a |")
                 continue
@@ -204,7 +212,9 @@ def macro(args):
             sink = sorted({r["sink_frames"] for r in ok if "sink_frames" in r})
             sink_text = "/".join(str(s) for s in sink) if sink else "—"
             latency = percentiles_cell(ok, "latency") if tool == "rtc-publish" else "—"
-            encode = percentiles_cell(ok, "encode") if tool in ("rtc-publish", "floor") else "—"
+            encode = percentiles_cell(ok, "encode") if tool in ("rtc-publish",) + FLOORS else "—"
+            if tool == "floor-av":
+                encode += f"; Opus {percentiles_cell(ok, 'audio_encode', 2)}"
             lines.append(
                 f"| {name} | {len(ok)}/{len(mine)} | {cell(cpu)} | {percent} | {fps} | {cell(rss, 0)} | "
                 f"{latency} | {encode} | {sink_text} |"
@@ -213,8 +223,8 @@ def macro(args):
     lines += [
         "#### Ratios (medians of this run; below 1 means rtc-publish is cheaper)",
         "",
-        "| x264 | mode | CPU/frame vs FFmpeg | vs GStreamer | vs floor | peak RSS vs FFmpeg | vs GStreamer |",
-        "|---|---|---|---|---|---|---|",
+        "| x264 | mode | CPU/frame vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) | peak RSS vs FFmpeg | vs GStreamer |",
+        "|---|---|---|---|---|---|---|---|",
     ]
 
     def ratio(preset, threads, mode, other_tool, other_mode, what):
@@ -224,8 +234,9 @@ def macro(args):
             return "n/a"
         return f"{mine[what] / other[what]:.2f}"
 
-    # The peers' rows against rtc-publish's row of the same mode; the floor runs unpaced only.
-    against = [("ffmpeg", None), ("gstreamer", None), ("floor", "unpaced")]
+    # The peers' rows against rtc-publish's row of the same mode; the floors run unpaced only.
+    # A run without a row (an older manifest has no floor-av) gives n/a in its column.
+    against = [("ffmpeg", None), ("gstreamer", None), ("floor", "unpaced"), ("floor-av", "unpaced")]
 
     def ratio_rows(columns):
         """One line per configuration and mode; `columns(preset, threads, mode)` gives the cells."""
@@ -242,10 +253,10 @@ def macro(args):
         "",
         "Each round runs every row once, back to back, so a busy neighbour slows the rows of one round "
         "alike; the ratio within a round cancels much of that, where a ratio of medians over the whole run "
-        "does not. The floor has no paced row: the paced ratio to it is against its unpaced run.",
+        "does not. The floors have no paced row: the paced ratio to them is against their unpaced runs.",
         "",
-        "| x264 | mode | vs FFmpeg | vs GStreamer | vs floor |",
-        "|---|---|---|---|---|",
+        "| x264 | mode | vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) |",
+        "|---|---|---|---|---|---|",
     ]
 
     def paired(preset, threads, mode, other_tool, other_mode):

@@ -5,7 +5,9 @@
 # source, fresh into out/bench/) plus 10 s of 48 kHz stereo PCM -> H.264 (libx264) + Opus
 # (libopus) -> RTP -> SRTP AES_CM_128_HMAC_SHA1_80 -> UDP on loopback, drained by a sink.
 # Rows: rtc-publish, FFmpeg, GStreamer (each paced as a live source would be, and unpaced), and
-# the floor (our H264Encoder alone, no audio, RTP, SRTP or sockets). Same x264 settings
+# two floors, unpaced only: floor (our H264Encoder alone, no audio, RTP, SRTP or sockets) and
+# floor-av (H264Encoder and our OpusEncoder on in.wav, 20 ms frames in capture-time order between
+# the video frames, still no mixer, RTP, SRTP or sockets). Same x264 settings
 # everywhere: tune=zerolatency, constrained baseline, 2500 kbit/s, VBV 2500k/1500k, key frame
 # every 60, no scene cut. Each run is measured with /usr/bin/time (user+sys CPU, wall, peak RSS).
 # Rounds are interleaved (A B C D ... A B C D ...) so a noisy neighbour hits every row alike.
@@ -70,6 +72,8 @@ if [ "$MACRO" = 1 ]; then
     swift build -c release
   fi
   "$BIN/rtc-encode" generate --help >/dev/null 2>&1 || fail "$BIN/rtc-encode has no 'generate' subcommand: rebuild (swift build -c release)"
+  [[ "$("$BIN/rtc-encode" floor --help 2>&1)" == *"--audio "* ]] ||
+    fail "$BIN/rtc-encode floor has no --audio (the floor-av row): rebuild (swift build -c release)"
 
   rm -rf "$OUT"
   mkdir -p "$OUT/runs"
@@ -171,6 +175,11 @@ if [ "$MACRO" = 1 ]; then
         printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --preset "$preset" --threads "$threads" \
           --video-bitrate 2500 --keyint 60
         ;;
+      floor-av)
+        printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --preset "$preset" --threads "$threads" \
+          --video-bitrate 2500 --keyint 60 --audio "$IN/in.wav" --audio-bitrate 96000 \
+          --audio-complexity "$OPUS_COMPLEXITY"
+        ;;
     esac
   }
 
@@ -194,10 +203,10 @@ if [ "$MACRO" = 1 ]; then
       shown=${shown//"$ENCODE"/$BIN/rtc-encode}
       printf '# %s %s, %s, %s thread(s), in %s\n%s\n' "$tool" "$mode" "$preset" "$threads" "$dir" "$shown" >>"$OUT/commands.txt"
     fi
-    if [ "$tool" != floor ]; then start_udp_sink "$dir"; fi
+    case "$tool" in floor*) ;; *) start_udp_sink "$dir" ;; esac
     local rc=0
     (cd "$dir" && timeout 120 /usr/bin/time -o time.txt -f '%e %U %S %M' "${cmd[@]}" >stdout.txt 2>stderr.txt) || rc=$?
-    if [ "$tool" != floor ]; then stop_sink 0.2; fi
+    case "$tool" in floor*) ;; *) stop_sink 0.2 ;; esac
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
     local summary
     summary=$(cat "$dir/time.txt" 2>/dev/null | tail -1)
@@ -211,7 +220,7 @@ if [ "$MACRO" = 1 ]; then
     for config in "${CONFIGS[@]}"; do
       read -r preset threads <<<"$config"
       for row in "rtc-publish paced" "ffmpeg paced" "gstreamer paced" \
-        "rtc-publish unpaced" "ffmpeg unpaced" "gstreamer unpaced" "floor unpaced"; do
+        "rtc-publish unpaced" "ffmpeg unpaced" "gstreamer unpaced" "floor unpaced" "floor-av unpaced"; do
         read -r tool mode <<<"$row"
         run_row "$tool" "$mode" "$preset" "$threads" "$run"
       done

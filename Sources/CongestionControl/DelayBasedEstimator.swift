@@ -79,6 +79,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     public private(set) var trendline: TrendlineEstimator
     public private(set) var detector: OveruseDetector
     public private(set) var acknowledged: AcknowledgedBitrateEstimator
+    /// nil: GCC alone; set: the standing-queue drain (`StandingQueueDetector`) on top.
+    public var standingQueue: StandingQueueDetector?
+    /// While a standing queue drains: the rate that drains it, below the controller's.
+    public private(set) var drainCap: Int?
     private var lastFeedbackUs: Int64?
     private var received: [PacketResult] = []
 
@@ -98,8 +102,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         received.reserveCapacity(configuration.maximumFeedbackPackets)
     }
 
-    /// The current estimate, bits per second.
-    public var bitrate: Int { Int(rateControl.bitrate) }
+    /// The current estimate, bits per second (under the drain cap while a queue drains).
+    public var bitrate: Int { min(Int(rateControl.bitrate), drainCap ?? .max) }
 
     /// Sets the round-trip time (µs) the rate controller paces its decreases and additive
     /// increase by (default 200 ms until called).
@@ -119,8 +123,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
         lastFeedbackUs = nowUs
 
+        var leastOffset = Int64.max
         for packet in received {
             guard let arrival = packet.arrivalTimeUs else { continue }
+            leastOffset = min(leastOffset, arrival - packet.sendTimeUs)
             acknowledged.update(arrivalTimeUs: arrival, size: packet.size)
             guard let delta = grouping.add(packet, at: nowUs) else { continue }
             guard
@@ -150,6 +156,13 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         } else {
             rateControl.update(detector.state, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
         }
+        if standingQueue != nil, leastOffset != .max {
+            standingQueue?.update(minimumOffsetUs: leastOffset, at: nowUs)
+            // A cap while the queue stands, not a new estimate: once it has drained the rate is
+            // the controller's again (after an over-use, 0.85 × the acknowledged rate) instead of
+            // climbing back from the drain rate at the additive pace near a known capacity.
+            drainCap = acknowledgedBitrate.flatMap { standingQueue?.drainRate(acknowledgedBitrate: $0) }
+        }
         return currentUpdate
     }
 
@@ -178,5 +191,15 @@ public struct DelayBasedEstimator: Sendable, Hashable {
                 index -= 1
             }
         }
+    }
+}
+
+extension DelayBasedEstimator {
+    /// A probe cluster measured `bitsPerSecond` (`ProbeBitrateEstimator`): the estimate jumps to
+    /// it when that is higher and the detector does not see over-use (libwebrtc's
+    /// `DelayBasedBwe` takes a probe result the same way).
+    public mutating func applyProbeResult(_ bitsPerSecond: Int, at nowUs: Int64) {
+        guard detector.state != .overusing, Double(bitsPerSecond) > rateControl.bitrate else { return }
+        rateControl.setEstimate(Double(bitsPerSecond), at: nowUs)
     }
 }

@@ -255,3 +255,15 @@ public struct Pacer: Sendable {
         lastUpdateUs = nowUs
     }
 }
+
+extension Pacer {
+    /// Charges a packet sent outside the queue (audio, sent at once) against the budget, so
+    /// paced video yields the room it took.
+    public mutating func charge(size: Int, at nowUs: Int64) {
+        advance(to: nowUs)
+        budget -= Int64(max(0, size)) * 8 * Self.microsecondsPerSecond
+    }
+
+    /// Packets of `kind` waiting now.
+    public func queued(_ kind: Kind) -> Int { rings[kind.rawValue].count }
+}

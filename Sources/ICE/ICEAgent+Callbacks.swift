@@ -160,8 +160,14 @@ extension ICEAgent {
                 return fail(ICEError(.invalidConfiguration, "libnice refused local address \(address)"))
             }
         }
-        let stream = nice_agent_add_stream(agent, 1)
+        let stream = nice_agent_add_stream(agent, componentCount)
         guard stream != 0 else { return fail(ICEError(.agent, "nice_agent_add_stream failed")) }
+        // After the stream exists, before `gather()`; libnice keeps it per component, across restarts.
+        if let range = configuration.portRange {
+            for component in 1...componentCount {
+                nice_agent_set_port_range(agent, stream, component, guint(range.lowerBound), guint(range.upperBound))
+            }
+        }
         if let turn, let server = configuration.turnServer {
             guard
                 nice_agent_set_relay_info(

@@ -22,6 +22,13 @@ extension ICEAgent {
         /// Only relayed candidates are offered and checked (`--ice-transport-policy relay`, the W3C
         /// `iceTransportPolicy`: no local address reaches the peer; libnice's `force-relay`).
         public var relayOnly: Bool
+        /// The UDP ports host candidates may bind (`--ice-ports MIN-MAX`, for a firewall that opens
+        /// only these, or traffic shaped by source port): `nice_agent_set_port_range` on every
+        /// component before gathering. Server-reflexive and relayed candidates share the host
+        /// candidates' sockets, so they leave from these ports too. No free port in the range on
+        /// an address makes `gather()` throw. Nil: any port the kernel picks. Kept across
+        /// `restart()` (the same sockets).
+        public var portRange: ClosedRange<UInt16>?
         /// Our ufrag and password; nil lets libnice generate them (4 and 22 random ice-chars).
         public var localCredentials: ICECredentials?
         /// Retransmissions of a connectivity check before it fails (`stun-max-retransmissions`,
@@ -41,6 +48,7 @@ extension ICEAgent {
             stunServer: Server? = nil,
             turnServer: TURNServer? = nil,
             relayOnly: Bool = false,
+            portRange: ClosedRange<UInt16>? = nil,
             localCredentials: ICECredentials? = nil,
             checkRetransmissions: UInt32 = 7,
             checkInitialTimeoutMilliseconds: UInt32 = 200,
@@ -51,6 +59,7 @@ extension ICEAgent {
             self.stunServer = stunServer
             self.turnServer = turnServer
             self.relayOnly = relayOnly
+            self.portRange = portRange
             self.localCredentials = localCredentials
             self.checkRetransmissions = checkRetransmissions
             self.checkInitialTimeoutMilliseconds = checkInitialTimeoutMilliseconds
@@ -76,6 +85,13 @@ extension ICEAgent {
             }
             if relayOnly, turnServer == nil {
                 throw ICEError(.invalidConfiguration, "a relay-only transport policy needs a TURN server")
+            }
+            // A `ClosedRange` has min ≤ max already; port 0 would mean "any port" to libnice.
+            if let portRange, portRange.lowerBound == 0 {
+                throw ICEError(
+                    .invalidConfiguration,
+                    "port range \(portRange.lowerBound)-\(portRange.upperBound) must start at 1 or above"
+                )
             }
         }
     }

@@ -45,6 +45,8 @@ public final class ICEAgent: @unchecked Sendable {
     /// How long `stop()` waits for libnice to release TURN allocations (a loopback or LAN server
     /// answers in milliseconds; an unreachable one must not hold a viewer's removal up).
     static let closeWait = DispatchTimeInterval.milliseconds(500)
+    /// Components of the one stream: RTP and RTCP are muxed (RFC 5761), so just component 1.
+    static let componentCount: guint = 1
 
     public typealias EventHandler = @Sendable (ICEEvent) -> Void
     public typealias ReceiveHandler = @Sendable (UnsafeRawBufferPointer, ICEDatagramClass) -> Void
@@ -99,10 +101,15 @@ public final class ICEAgent: @unchecked Sendable {
     deinit { stop() }
 
     /// Starts gathering: host candidates on the configured addresses, then STUN and TURN.
-    /// Candidates come as `.localCandidate` events, then `.gatheringDone`.
+    /// Candidates come as `.localCandidate` events, then `.gatheringDone`. With
+    /// `Configuration.portRange`, a local address with no free port in it makes this throw.
     public func gather() throws {
         let ok = try onLoop { nice_agent_gather_candidates(agent, streamID) != 0 }
         guard ok else {
+            if let range = configuration.portRange {
+                let ports = "\(range.lowerBound)-\(range.upperBound)"
+                throw ICEError(.agent, "libnice gathered nothing (no free UDP port in \(ports) on a local address?)")
+            }
             throw ICEError(.agent, "libnice gathered nothing (no usable local address?)")
         }
     }

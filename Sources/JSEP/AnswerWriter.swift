@@ -67,29 +67,37 @@ struct AnswerWriter {
             ssrcs.append(rtxSSRC)
             groups.append(.flowIdentification(original: negotiated.ssrc, retransmission: rtxSSRC))
         }
-        var media = accepted(section, formats: formats, trackID: ours.trackID, ssrcs: ssrcs, tagged: tagged)
+        var media = accepted(
+            section,
+            formats: formats,
+            trackID: ours.trackID,
+            ssrcs: ssrcs,
+            extensions: plan.videoExtensions,
+            tagged: tagged
+        )
         media.ssrcGroups = groups
         media.rtcpFeedback = RTCPFeedbackKind.answer(
             offeredIn: section.media,
             payloadType: choice.payloadType,
-            supported: ours.feedback
+            supported: negotiated.feedback
         ).map { $0.line(payloadType: choice.payloadType) }
         return media
     }
 
     private func audio(_ section: WebRTCOffer.MediaSection, _ payloadType: UInt8, tagged: Bool) -> MediaDescription {
-        guard let ours = configuration.audio else { return rejected(section) }
+        guard let ours = configuration.audio, let negotiated = plan.audio else { return rejected(section) }
         var media = accepted(
             section,
             formats: [.opus(payloadType: payloadType, parameters: ours.parameters)],
             trackID: ours.trackID,
             ssrcs: [ours.ssrc],
+            extensions: plan.audioExtensions,
             tagged: tagged
         )
         media.rtcpFeedback = RTCPFeedbackKind.answer(
             offeredIn: section.media,
             payloadType: payloadType,
-            supported: ours.feedback
+            supported: negotiated.feedback
         ).map { $0.line(payloadType: payloadType) }
         return media
     }
@@ -97,12 +105,14 @@ struct AnswerWriter {
     /// What every accepted section carries: the bundle's port and address, sendonly, rtcp-mux,
     /// our ICE credentials, fingerprint and setup (identical in each bundled section, as
     /// libwebrtc writes them and RFC 8859 allows for TRANSPORT attributes), msid, cname and msid
-    /// per SSRC, rtcp-rsize when offered, and our candidates in the tagged section only.
+    /// per SSRC, rtcp-rsize when offered, the agreed `a=extmap` lines, and our candidates in the
+    /// tagged section only.
     private func accepted(
         _ section: WebRTCOffer.MediaSection,
         formats: [SDPRTPFormat],
         trackID: String,
         ssrcs: [UInt32],
+        extensions: [HeaderExtensionMapping],
         tagged: Bool
     ) -> MediaDescription {
         let (port, address) = defaultDestination
@@ -115,6 +125,7 @@ struct AnswerWriter {
             SDPAttribute(name: "msid", value: msid),
         ]
         if section.rtcpReducedSize { attributes.append(SDPAttribute(name: "rtcp-rsize")) }
+        attributes += extensions.map { SDPAttribute(name: "extmap", value: $0.attributeValue) }
         if tagged, !configuration.candidates.isEmpty {
             attributes += configuration.candidates.map { SDPAttribute(name: "candidate", value: $0.attributeValue) }
             attributes.append(SDPAttribute(name: "end-of-candidates"))

@@ -1,11 +1,14 @@
 import SDP
 
-/// RFC 8285 §7 `a=extmap:<id>["/"<direction>] <URI> [<attributes>]`: an RTP header extension the
-/// offerer can use, and the id it would carry in packets.
+/// RFC 8285 §5 `a=extmap:<id>["/"<direction>] <URI> [<attributes>]`: an RTP header extension a
+/// description's author can use, and the id it would carry in packets. The direction is the
+/// author's own (RFC 8285 §5: "with relation to the device being configured"); without one it is
+/// the stream's (§7).
 ///
-/// Recorded, not answered yet: answering transport-cc or abs-send-time means stamping them on
-/// every packet we send, which belongs to congestion control. An answer without `a=extmap` is
-/// always valid (RFC 8285 §5: an extension not in the answer is not used).
+/// We answer and offer only the extensions our sender stamps
+/// (`WebRTCAnswer.Configuration.headerExtensions`: transport-wide cc), and only with ids 1–14,
+/// since we write the one-byte form (RFC 8285 §4.2). An answer without `a=extmap` is always valid
+/// (RFC 8285 §7: an answerer removes what it does not want).
 public struct HeaderExtensionMapping: Sendable, Hashable {
     /// 1–14 for one-byte headers, 15–255 for two-byte headers, 4096–4351 for the negotiation
     /// range RFC 8285 §7 reserves.
@@ -29,6 +32,35 @@ public struct HeaderExtensionMapping: Sendable, Hashable {
     public static let absoluteSendTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
     /// RFC 8843 §15.1: the mid in each packet, for demultiplexing a bundle.
     public static let sdesMID = "urn:ietf:params:rtp-hdrext:sdes:mid"
+
+    /// The ids the one-byte header form can carry (RFC 8285 §4.2: 0 is padding, 15 reserved).
+    static let oneByteIDs: ClosedRange<UInt16> = 1...14
+
+    /// The value after `a=extmap:`.
+    var attributeValue: String {
+        var value = String(id)
+        if let direction { value += "/\(direction.rawValue)" }
+        value += " \(uri)"
+        if let attributes { value += " \(attributes)" }
+        return value
+    }
+
+    /// What we answer to this offered mapping as the sender of its stream: the same id and URI
+    /// (RFC 8285 §7: "the same identifier MUST be used for the same offered extension in the
+    /// answer"), no attributes, and the direction that complements the offerer's; nil when we
+    /// cannot send it. The offerer's direction is its own: absent (the stream's: recvonly or
+    /// sendrecv, as we only answer such sections) or `sendrecv` lets us send, answered without a
+    /// qualifier (our sendonly stream's); `recvonly` MUST be answered `sendonly` (§7);
+    /// `sendonly` (only the offerer sends it) and `inactive` leave us nothing to send. Ids
+    /// outside 1–14 do not fit our one-byte headers (4096–4351 would need remapping, §7).
+    var answerAsSender: HeaderExtensionMapping? {
+        guard Self.oneByteIDs.contains(id) else { return nil }
+        switch direction {
+        case nil, .sendrecv: return HeaderExtensionMapping(id: id, uri: uri)
+        case .recvonly: return HeaderExtensionMapping(id: id, direction: .sendonly, uri: uri)
+        case .sendonly, .inactive: return nil
+        }
+    }
 
     /// Reads the value after `a=extmap:`.
     init(attributeValue value: Substring) throws(ExtmapSyntaxError) {

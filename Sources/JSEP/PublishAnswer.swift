@@ -14,18 +14,25 @@ public struct PublishAnswer: Sendable {
         /// Set when the answer kept our RTX format (RFC 4588 §8.1); without it a NACKed packet
         /// is resent on the media SSRC.
         public var retransmissionPayloadType: UInt8?
-        /// The feedback the endpoint agreed to send.
+        /// The feedback the endpoint agreed to send (`transport-cc` only when
+        /// `transportWideSequenceNumberID` is set: it reports on that extension).
         public var feedback: Set<RTCPFeedbackKind>
         /// The answer's `profile-level-id`, when it wrote one (an SFU may prefer another profile;
         /// it only forwards, so this is logged, not refused).
         public var profileLevelID: H264ProfileLevelID?
         public var headerExtensions: [HeaderExtensionMapping]
+        /// `PublishOffer.transportWideSequenceNumberID` when the answer kept our transport-wide
+        /// cc `a=extmap` in a direction that lets us send it; nil when it left it out (not an
+        /// error: RFC 8285 §7) or we did not offer it.
+        public var transportWideSequenceNumberID: UInt8?
     }
 
     public struct Audio: Sendable, Equatable {
         public var payloadType: UInt8
         public var feedback: Set<RTCPFeedbackKind>
         public var headerExtensions: [HeaderExtensionMapping]
+        /// As `Video.transportWideSequenceNumberID`.
+        public var transportWideSequenceNumberID: UInt8?
     }
 
     /// The parsed answer.
@@ -74,10 +81,16 @@ public struct PublishAnswer: Sendable {
                 continue
             }
             try Self.checkTransport(section)
+            let transportWideID = try Self.transportWideSequenceNumberID(
+                section,
+                offered: PublishOffer.offersTransportWideCC(offer.configuration),
+                answer: answer,
+                text: text
+            )
             if section.kind == .video {
-                video = try Self.video(section, offered: offered)
+                video = try Self.video(section, offered: offered, transportWideID: transportWideID)
             } else {
-                audio = try Self.audio(section)
+                audio = try Self.audio(section, transportWideID: transportWideID)
             }
         }
         self.video = video
@@ -128,7 +141,11 @@ public struct PublishAnswer: Sendable {
         }
     }
 
-    private static func video(_ section: WebRTCOffer.MediaSection, offered: MediaDescription) throws -> Video {
+    private static func video(
+        _ section: WebRTCOffer.MediaSection,
+        offered: MediaDescription,
+        transportWideID: UInt8?
+    ) throws -> Video {
         let label = "the answer's video section (line \(section.line))"
         try checkPayloadTypes(section, offered: offered, label: label)
         guard
@@ -145,13 +162,14 @@ public struct PublishAnswer: Sendable {
         return Video(
             payloadType: format.payloadType,
             retransmissionPayloadType: rtx,
-            feedback: feedback(section, payloadType: format.payloadType),
+            feedback: feedback(section, payloadType: format.payloadType, transportWideID: transportWideID),
             profileLevelID: format.parameter("profile-level-id").flatMap { H264ProfileLevelID($0) },
-            headerExtensions: section.headerExtensions
+            headerExtensions: section.headerExtensions,
+            transportWideSequenceNumberID: transportWideID
         )
     }
 
-    private static func audio(_ section: WebRTCOffer.MediaSection) throws -> Audio {
+    private static func audio(_ section: WebRTCOffer.MediaSection, transportWideID: UInt8?) throws -> Audio {
         let label = "the answer's audio section (line \(section.line))"
         guard
             section.media.formats.contains(where: {
@@ -162,9 +180,58 @@ public struct PublishAnswer: Sendable {
         }
         return Audio(
             payloadType: PublishOffer.audioPayloadType,
-            feedback: feedback(section, payloadType: PublishOffer.audioPayloadType),
-            headerExtensions: section.headerExtensions
+            feedback: feedback(section, payloadType: PublishOffer.audioPayloadType, transportWideID: transportWideID),
+            headerExtensions: section.headerExtensions,
+            transportWideSequenceNumberID: transportWideID
         )
+    }
+
+    /// RFC 8285 §7: "the same identifier MUST be used for the same offered extension in the
+    /// answer", so an answer that maps transport-wide cc to another id than ours is refused
+    /// (naming its line). The answer's direction is the endpoint's (RFC 8285 §5): none (its
+    /// recvonly stream's), `recvonly` or `sendrecv` lets us send; `sendonly` or `inactive` does
+    /// not (nil, as when the answer leaves the extension out, or we did not offer it).
+    private static func transportWideSequenceNumberID(
+        _ section: WebRTCOffer.MediaSection,
+        offered: Bool,
+        answer: WebRTCOffer,
+        text: String
+    ) throws -> UInt8? {
+        guard offered else { return nil }
+        let ours = PublishOffer.transportWideSequenceNumberID
+        let mappings = section.headerExtensions.filter { $0.uri == HeaderExtensionMapping.transportWideCC }
+        if let other = mappings.first(where: { $0.id != UInt16(ours) }) {
+            let problem =
+                "the answer maps transport-wide cc to id \(other.id), not to our offered \(ours) "
+                + "(RFC 8285 section 7: an answer keeps the offered id)"
+            if let line = extmapLine(other, section: section, answer: answer, text: text) {
+                throw line.error(problem, code: .answerMismatch)
+            }
+            throw mismatch("the answer's \(section.kind.rawValue) section (line \(section.line)): \(problem)")
+        }
+        guard let mapping = mappings.first else { return nil }
+        switch mapping.direction {
+        case nil, .recvonly, .sendrecv: return ours
+        case .sendonly, .inactive: return nil
+        }
+    }
+
+    /// The line of `mapping` in `section` or at session level (the parse keeps no numbers).
+    private static func extmapLine(
+        _ mapping: HeaderExtensionMapping,
+        section: WebRTCOffer.MediaSection,
+        answer: WebRTCOffer,
+        text: String
+    ) -> OfferLine? {
+        let firstSection = answer.sections.first?.line ?? Int.max
+        let nextSection = answer.sections.first { $0.index == section.index + 1 }?.line ?? Int.max
+        return OfferLine.lines(of: Array(text.utf8)).first { line in
+            let inScope = line.number < firstSection || (section.line..<nextSection).contains(line.number)
+            guard inScope, line.type == "a", line.attribute.name == "extmap", let value = line.attribute.value else {
+                return false
+            }
+            return (try? HeaderExtensionMapping(attributeValue: value)) == mapping
+        }
     }
 
     /// RFC 3264 §6.1: an answer to a sendonly offer lists a subset of the offered formats, under
@@ -179,8 +246,16 @@ public struct PublishAnswer: Sendable {
         }
     }
 
-    private static func feedback(_ section: WebRTCOffer.MediaSection, payloadType: UInt8) -> Set<RTCPFeedbackKind> {
-        Set(section.media.rtcpFeedback.filter { $0.applies(to: payloadType) }.compactMap(RTCPFeedbackKind.init))
+    private static func feedback(
+        _ section: WebRTCOffer.MediaSection,
+        payloadType: UInt8,
+        transportWideID: UInt8?
+    ) -> Set<RTCPFeedbackKind> {
+        var kinds = Set(
+            section.media.rtcpFeedback.filter { $0.applies(to: payloadType) }.compactMap(RTCPFeedbackKind.init)
+        )
+        if transportWideID == nil { kinds.remove(.transportWideCongestionControl) }
+        return kinds
     }
 
     private static func mismatch(_ reason: String) -> JSEPError {

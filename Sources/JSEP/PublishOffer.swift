@@ -6,7 +6,9 @@ import SDP
 ///
 /// The same `WebRTCAnswer.Configuration` describes what we send (its `setup` is not used: an
 /// offer is `actpass`, RFC 8842 §5.2). The payload type numbers are ours to choose; an answer
-/// must use them (RFC 3264 §6.1), which `PublishAnswer` checks.
+/// must use them (RFC 3264 §6.1), which `PublishAnswer` checks. When the configuration's
+/// `headerExtensions` holds transport-wide cc, both sections offer
+/// `a=extmap:3 <URI>` and `transport-cc` feedback for the media payload types (not RTX).
 public struct PublishOffer: Sendable {
     public typealias Configuration = WebRTCAnswer.Configuration
 
@@ -17,6 +19,10 @@ public struct PublishOffer: Sendable {
     public static let audioPayloadType: UInt8 = 111
     public static let videoMid = "0"
     public static let audioMid = "1"
+    /// The one-byte id (RFC 8285 §4.2) we offer the transport-wide sequence number under, in
+    /// both sections (RFC 8843 §12: one id per extension in a bundle); libwebrtc's number. An
+    /// answer must keep it (RFC 8285 §7).
+    public static let transportWideSequenceNumberID: UInt8 = 3
 
     public let configuration: Configuration
     /// The offer, CRLF line ends, ready to POST.
@@ -79,10 +85,7 @@ public struct PublishOffer: Sendable {
             configuration
         )
         media.ssrcGroups = groups
-        // A stable order (the Set has none): the order RTCPFeedbackKind lists them in.
-        media.rtcpFeedback = RTCPFeedbackKind.allCases.filter(video.feedback.contains).map {
-            $0.line(payloadType: payloadType)
-        }
+        media.rtcpFeedback = feedback(video.feedback, configuration).map { $0.line(payloadType: payloadType) }
         return media
     }
 
@@ -95,16 +98,27 @@ public struct PublishOffer: Sendable {
             ssrcs: [audio.ssrc],
             configuration
         )
-        media.rtcpFeedback = RTCPFeedbackKind.allCases.filter(audio.feedback.contains).map {
-            $0.line(payloadType: audioPayloadType)
-        }
+        media.rtcpFeedback = feedback(audio.feedback, configuration).map { $0.line(payloadType: audioPayloadType) }
         return media
+    }
+
+    /// What a section offers: `kinds` in a stable order (the Set has none: the order
+    /// RTCPFeedbackKind lists them in), `transport-cc` only with the extension it reports on.
+    private static func feedback(_ kinds: Set<RTCPFeedbackKind>, _ configuration: Configuration) -> [RTCPFeedbackKind] {
+        RTCPFeedbackKind.allCases.filter {
+            kinds.contains($0) && ($0 != .transportWideCongestionControl || offersTransportWideCC(configuration))
+        }
+    }
+
+    static func offersTransportWideCC(_ configuration: Configuration) -> Bool {
+        configuration.headerExtensions.contains(HeaderExtensionMapping.transportWideCC)
     }
 
     /// What both sections carry (RFC 8829 §5.2.1): the bundle's default address, sendonly,
     /// rtcp-mux and rtcp-rsize, identical ICE credentials, fingerprint and `actpass` (RFC 8843
     /// §7.1: identical transport attributes in every bundled offer section), msid per section and
-    /// per SSRC, and the candidates in the first section only.
+    /// per SSRC, the transport-wide cc `a=extmap` (no direction: our sendonly stream's), and the
+    /// candidates in the first section only.
     private static func section(
         _ kind: SDPMediaKind,
         mid: String,
@@ -123,6 +137,13 @@ public struct PublishOffer: Sendable {
             SDPAttribute(name: "msid", value: msid),
             SDPAttribute(name: "rtcp-rsize"),
         ]
+        if offersTransportWideCC(configuration) {
+            let mapping = HeaderExtensionMapping(
+                id: UInt16(transportWideSequenceNumberID),
+                uri: HeaderExtensionMapping.transportWideCC
+            )
+            attributes.append(SDPAttribute(name: "extmap", value: mapping.attributeValue))
+        }
         if mid == (configuration.video != nil ? videoMid : audioMid) {
             attributes += configuration.candidates.map { SDPAttribute(name: "candidate", value: $0.attributeValue) }
             attributes.append(SDPAttribute(name: "end-of-candidates"))

@@ -15,8 +15,11 @@ public enum RTCPFeedbackKind: String, Sendable, Hashable, CaseIterable {
     case fullIntraRequest
     /// `goog-remb`: the receiver's bandwidth estimate caps our bitrate.
     case receiverEstimatedMaximumBitrate
+    /// `transport-cc` (draft-holmer-rmcat-transport-wide-cc-extensions-01 §3): the receiver
+    /// reports arrival times per transport-wide sequence number; our congestion control reads them.
+    case transportWideCongestionControl
 
-    /// The kind an `a=rtcp-fb` line names, or nil for others (`transport-cc`, `trr-int`, …).
+    /// The kind an `a=rtcp-fb` line names, or nil for others (`trr-int`, `ack`, …).
     /// Tokens compare case-insensitively (ABNF strings are).
     public init?(_ feedback: SDPRTCPFeedback) {
         switch (feedback.type.lowercased(), feedback.parameter?.lowercased()) {
@@ -24,6 +27,7 @@ public enum RTCPFeedbackKind: String, Sendable, Hashable, CaseIterable {
         case ("nack", "pli"): self = .pictureLossIndication
         case ("ccm", "fir"): self = .fullIntraRequest
         case ("goog-remb", nil): self = .receiverEstimatedMaximumBitrate
+        case ("transport-cc", nil): self = .transportWideCongestionControl
         default: return nil
         }
     }
@@ -35,6 +39,7 @@ public enum RTCPFeedbackKind: String, Sendable, Hashable, CaseIterable {
         case .pictureLossIndication: .pictureLossIndication(payloadType: payloadType)
         case .fullIntraRequest: .fullIntraRequest(payloadType: payloadType)
         case .receiverEstimatedMaximumBitrate: .receiverEstimatedMaximumBitrate(payloadType: payloadType)
+        case .transportWideCongestionControl: .transportWideCongestionControl(payloadType: payloadType)
         }
     }
 

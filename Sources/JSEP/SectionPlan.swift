@@ -12,6 +12,9 @@ struct SectionPlan {
     var video: WebRTCAnswer.Video?
     var audio: WebRTCAnswer.Audio?
     var rejected: [WebRTCAnswer.RejectedSection] = []
+    /// The `a=extmap` lines we answer in the video and the audio section.
+    var videoExtensions: [HeaderExtensionMapping] = []
+    var audioExtensions: [HeaderExtensionMapping] = []
 
     init(offer: WebRTCOffer, bundle: MediaGroup, configuration: WebRTCAnswer.Configuration) throws {
         var videoRefusal: WebRTCAnswer.Refusal?
@@ -49,6 +52,48 @@ struct SectionPlan {
             throw audioRefusal.map { JSEPError(code: $0.code, reason: $0.reason) }
                 ?? JSEPError(code: .noAudio, reason: "the offer has no audio m-section")
         }
+        agreeHeaderExtensions(ours: configuration.headerExtensions)
+    }
+
+    /// Which offered `a=extmap` lines we answer (`HeaderExtensionMapping.answerAsSender`), per
+    /// accepted section, for the URIs our sender stamps; each URI once, in the offer's order.
+    ///
+    /// RFC 8843 §12: in a bundle an id names the same extension in every section. The video
+    /// section is settled first; an audio mapping whose URI the video section maps to another
+    /// id, or whose id it maps to another URI, is not answered (the offer is inconsistent, and
+    /// one RTP session cannot honour both). `transport-cc` feedback stays only where the
+    /// transport-wide sequence number is agreed: without the extension it reports nothing.
+    private mutating func agreeHeaderExtensions(ours: Set<String>) {
+        if var video {
+            videoExtensions = Self.answerable(video.offeredHeaderExtensions, ours: ours)
+            video.transportWideSequenceNumberID = Self.transportWideID(videoExtensions)
+            if video.transportWideSequenceNumberID == nil { video.feedback.remove(.transportWideCongestionControl) }
+            self.video = video
+        }
+        if var audio {
+            let bundled = video?.offeredHeaderExtensions ?? []
+            audioExtensions = Self.answerable(audio.offeredHeaderExtensions, ours: ours).filter { mapping in
+                bundled.allSatisfy { ($0.uri == mapping.uri) == ($0.id == mapping.id) }
+            }
+            audio.transportWideSequenceNumberID = Self.transportWideID(audioExtensions)
+            if audio.transportWideSequenceNumberID == nil { audio.feedback.remove(.transportWideCongestionControl) }
+            self.audio = audio
+        }
+    }
+
+    private static func answerable(_ offered: [HeaderExtensionMapping], ours: Set<String>) -> [HeaderExtensionMapping] {
+        var answered: [HeaderExtensionMapping] = []
+        for mapping in offered where ours.contains(mapping.uri) {
+            guard !answered.contains(where: { $0.uri == mapping.uri }), let answer = mapping.answerAsSender else {
+                continue
+            }
+            answered.append(answer)
+        }
+        return answered
+    }
+
+    private static func transportWideID(_ answered: [HeaderExtensionMapping]) -> UInt8? {
+        answered.first { $0.uri == HeaderExtensionMapping.transportWideCC }.map { UInt8($0.id) }
     }
 
     private mutating func reject(_ section: WebRTCOffer.MediaSection, _ reason: String) {

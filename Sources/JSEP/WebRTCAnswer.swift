@@ -39,6 +39,11 @@ public struct WebRTCAnswer: Sendable {
         public var candidates: [ICECandidate]
         /// nil: a random session id (RFC 8866 §5.2).
         public var origin: SDPOrigin?
+        /// The RTP header extension URIs our sender stamps (one-byte form, RFC 8285 §4.2). An
+        /// answer agrees each where the offer maps it to an id 1–14 in a direction that lets us
+        /// send it, under the offer's id; `PublishOffer` offers transport-wide cc when this holds
+        /// it. Empty: no `a=extmap` and no `transport-cc` feedback.
+        public var headerExtensions: Set<String>
 
         public init(
             ice: ICECredentials,
@@ -49,7 +54,8 @@ public struct WebRTCAnswer: Sendable {
             audio: Audio?,
             setup: ConnectionSetup = .active,
             candidates: [ICECandidate] = [],
-            origin: SDPOrigin? = nil
+            origin: SDPOrigin? = nil,
+            headerExtensions: Set<String> = [HeaderExtensionMapping.transportWideCC]
         ) {
             self.ice = ice
             self.fingerprint = fingerprint
@@ -60,6 +66,7 @@ public struct WebRTCAnswer: Sendable {
             self.setup = setup
             self.candidates = candidates
             self.origin = origin
+            self.headerExtensions = headerExtensions
         }
 
         /// The H.264 stream we send.
@@ -71,7 +78,8 @@ public struct WebRTCAnswer: Sendable {
             public var trackID: String
             /// What the encoder produces; decides which offered H.264 formats fit.
             public var profileLevelID: H264ProfileLevelID
-            /// Feedback our sender acts on; the answer lists the offered subset.
+            /// Feedback our sender acts on; the answer lists the offered subset (transport-cc
+            /// only with the transport-wide sequence number extension agreed).
             public var feedback: Set<RTCPFeedbackKind>
 
             public init(
@@ -95,15 +103,16 @@ public struct WebRTCAnswer: Sendable {
             public var trackID: String
             /// Our `a=fmtp` for Opus (what we send: FEC, stereo).
             public var parameters: OpusFormatParameters
-            /// Feedback our sender acts on for audio; none by default (no key frames, and we
-            /// keep no audio history to resend from).
+            /// Feedback our sender acts on for audio; only transport-cc by default (no key
+            /// frames, and we keep no audio history to resend from), which needs the
+            /// transport-wide sequence number extension agreed as well.
             public var feedback: Set<RTCPFeedbackKind>
 
             public init(
                 ssrc: UInt32,
                 trackID: String,
                 parameters: OpusFormatParameters = OpusFormatParameters(usesInbandFEC: false),
-                feedback: Set<RTCPFeedbackKind> = []
+                feedback: Set<RTCPFeedbackKind> = [.transportWideCongestionControl]
             ) {
                 self.ssrc = ssrc
                 self.trackID = trackID
@@ -129,8 +138,12 @@ public struct WebRTCAnswer: Sendable {
         public var ssrc: UInt32
         /// Set when `retransmissionPayloadType` is.
         public var retransmissionSSRC: UInt32?
-        /// The offer's `a=extmap` lines for this section, for a later answer to use.
+        /// The offer's `a=extmap` lines for this section.
         public var offeredHeaderExtensions: [HeaderExtensionMapping]
+        /// The id we stamp the transport-wide sequence number under (draft-holmer-rmcat-
+        /// transport-wide-cc-extensions-01 §2.3, one-byte form), when the answer agreed it; nil:
+        /// no extension and no `transport-cc` feedback.
+        public var transportWideSequenceNumberID: UInt8? = nil
     }
 
     /// The negotiated audio stream.
@@ -141,6 +154,10 @@ public struct WebRTCAnswer: Sendable {
         public var rtcpReducedSize: Bool
         public var ssrc: UInt32
         public var offeredHeaderExtensions: [HeaderExtensionMapping]
+        /// As `Video.transportWideSequenceNumberID`; nil also when the offer maps the URI to
+        /// another id here than in the video section (RFC 8843 §12: one id per extension in a
+        /// bundle), since the video's id wins.
+        public var transportWideSequenceNumberID: UInt8? = nil
     }
 
     /// An m-section answered with port 0, and why (for one log line).

@@ -1,3 +1,4 @@
+import Media
 import RTP
 import SRTP
 import Transport
@@ -40,10 +41,7 @@ extension Destination {
                 } ?? nil
         }
         guard let length else { return false }
-        let protected: Int
-        do {
-            protected = try session.protect(buffer: buffer, length: length)
-        } catch {
+        guard let protected = protectRTP(buffer, length: length, audio: false) else {
             feedback.statistics.retransmissionFailures += 1
             return false
         }
@@ -66,7 +64,23 @@ extension Destination {
     public var feedbackStatistics: FeedbackStatistics {
         var result = feedback.statistics
         result.nack = feedback.limiter.statistics
-        result.bitrateEstimate = feedback.hasEstimate ? feedback.bitrate.target : nil
+        result.bitrateEstimate = feedback.hasEstimate || congestion.hasEstimate ? bitrateTarget : nil
+        var congestionStatistics = congestion.statistics
+        if let pacer = congestion.pacer {
+            let nowUs = Int64(MonotonicClock.now() / 1000)
+            congestionStatistics.pacingBitrate = pacer.pacingRate
+            congestionStatistics.pacerQueuePackets = pacer.queuedPackets
+            congestionStatistics.pacerQueueMilliseconds = Double(pacer.oldestQueueTimeUs(at: nowUs) ?? 0) / 1000
+        }
+        result.congestion = congestionStatistics
         return result
+    }
+
+    /// What this receiver allows, bits per second: the loss-based estimate under its REMB, and
+    /// under the delay-based estimate once transport feedback arrives (libwebrtc caps the
+    /// loss-based estimate by the delay-based one the same way).
+    var bitrateTarget: Int {
+        guard congestion.hasEstimate else { return feedback.bitrate.target }
+        return min(feedback.bitrate.target, congestion.delayBased.bitrate)
     }
 }

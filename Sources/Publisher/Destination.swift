@@ -1,3 +1,4 @@
+import Media
 import RTP
 import SRTP
 import Transport
@@ -24,6 +25,8 @@ public final class Destination {
     /// Where this destination's packets leave from and its feedback arrives.
     var sockets: DestinationSockets
     let feedback: DestinationFeedback
+    /// Transport-wide numbers, the delay-based estimate, probing and the pacer.
+    let congestion: DestinationCongestion
     public internal(set) var statistics = Statistics()
 
     public struct Statistics: Sendable, Equatable {
@@ -51,6 +54,7 @@ public final class Destination {
         options: DestinationOptions,
         historyCapacity: Int,
         feedback: DestinationFeedback,
+        congestion: DestinationCongestion,
         videoReport: SenderReportBuilder,
         audioReport: SenderReportBuilder,
         sockets: DestinationSockets? = nil
@@ -69,6 +73,7 @@ public final class Destination {
         )
         self.sockets = try sockets ?? DestinationSockets(for: address)
         self.feedback = feedback
+        self.congestion = congestion
         self.buffer = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 8)
         self.videoReport = videoReport
         self.audioReport = audioReport
@@ -76,28 +81,58 @@ public final class Destination {
 
     deinit { buffer.deallocate() }
 
-    /// Copies `packet` to the front of `slot` and protects it there (SRTCP when `rtcp`). Returns
-    /// the protected length; nil when the slot lacks room for the packet and its trailer, or
-    /// when libsrtp refused it (counted).
-    func protectCopy(of packet: UnsafeRawBufferPointer, into slot: UnsafeMutableRawBufferPointer, rtcp: Bool) -> Int? {
+    /// Copies `packet` to the front of `slot` and protects it there (SRTCP when `rtcp`); an RTP
+    /// packet gets this destination's payload types and transport-wide number first
+    /// (`audio` says which stream it is). Returns the protected length; nil when the slot lacks
+    /// room for the packet and its trailer, or when libsrtp refused it (counted).
+    func protectCopy(
+        of packet: UnsafeRawBufferPointer,
+        into slot: UnsafeMutableRawBufferPointer,
+        rtcp: Bool,
+        audio: Bool = false
+    ) -> Int? {
         guard packet.count <= slot.count - RTPPacketBuffer.trailerSpare, let source = packet.baseAddress,
             let target = slot.baseAddress
         else { return nil }
         target.copyMemory(from: source, byteCount: packet.count)
-        if !rtcp, let payloadTypes = options.payloadTypes { payloadTypes.rewrite(target) }
+        if rtcp {
+            do {
+                return try session.protectRTCP(buffer: slot, length: packet.count)
+            } catch {
+                statistics.protectFailures += 1
+                return nil
+            }
+        }
+        if let payloadTypes = options.payloadTypes { payloadTypes.rewrite(target) }
+        return protectRTP(slot, length: packet.count, audio: audio)
+    }
+
+    /// Stamps the clear RTP packet at the front of `slot` with the next transport-wide number
+    /// (or blanks the element), protects it in place and records the send for transport
+    /// feedback. The protected length, or nil (counted).
+    func protectRTP(_ slot: UnsafeMutableRawBufferPointer, length: Int, audio: Bool) -> Int? {
+        guard let base = slot.baseAddress else { return nil }
+        let number = congestion.stamp(base, length: length, audio: audio)
+        let protected: Int
         do {
-            return rtcp
-                ? try session.protectRTCP(buffer: slot, length: packet.count)
-                : try session.protect(buffer: slot, length: packet.count)
+            protected = try session.protect(buffer: slot, length: length)
         } catch {
             statistics.protectFailures += 1
             return nil
         }
+        if let number { congestion.recordSent(number, size: protected, at: Int64(MonotonicClock.now() / 1000)) }
+        return protected
     }
 
     /// Copies `packet`, protects it (SRTCP when `rtcp`) and sends it to `to` through `socket`.
-    func send(_ packet: UnsafeRawBufferPointer, rtcp: Bool, to: UDPAddress, through socket: UDPSocket) {
-        guard let length = protectCopy(of: packet, into: buffer, rtcp: rtcp) else { return }
+    func send(
+        _ packet: UnsafeRawBufferPointer,
+        rtcp: Bool,
+        audio: Bool = false,
+        to: UDPAddress,
+        through socket: UDPSocket
+    ) {
+        guard let length = protectCopy(of: packet, into: buffer, rtcp: rtcp, audio: audio) else { return }
         if transmit(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), to: to, through: socket) {
             if rtcp {
                 statistics.rtcpPackets += 1

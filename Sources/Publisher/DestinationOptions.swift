@@ -31,14 +31,25 @@ public struct DestinationOptions: Sendable, Equatable {
     public var advertisesFeedback: Bool
     /// The payload types this receiver chose (a WebRTC offer's numbers); nil: ours as sent.
     public var payloadTypes: PayloadTypeRewrite?
+    /// The RFC 8285 one-byte id this receiver agreed for the transport-wide sequence number
+    /// (`transport-cc`, draft-holmer-rmcat-transport-wide-cc-extensions-01), nil when it did
+    /// not; `transportWideAudio` when its audio carries it too. Ignored with `.sameSSRC`
+    /// retransmission: a resend must be byte-identical to the original under its SRTP index,
+    /// and the number is per send.
+    public var transportWideSequenceNumberID: UInt8?
+    public var transportWideAudio: Bool
 
     public init(
         retransmission: Retransmission = .sameSSRC,
         acceptsUnauthenticatedFeedback: Bool = false,
         feedbackKeys: SRTPKeyMaterial? = nil,
         advertisesFeedback: Bool = false,
-        payloadTypes: PayloadTypeRewrite? = nil
+        payloadTypes: PayloadTypeRewrite? = nil,
+        transportWideSequenceNumberID: UInt8? = nil,
+        transportWideAudio: Bool = false
     ) {
+        self.transportWideSequenceNumberID = transportWideSequenceNumberID
+        self.transportWideAudio = transportWideAudio
         self.payloadTypes = payloadTypes
         self.retransmission = retransmission
         self.acceptsUnauthenticatedFeedback = acceptsUnauthenticatedFeedback

@@ -13,8 +13,9 @@ public struct FeedbackConfiguration: Sendable, Hashable {
     /// At most one key frame per this many ns across all requesters.
     public var keyFrameInterval = KeyFrameRequestLimiter.defaultInterval
     /// Seconds of video the retransmission history holds at the maximum bitrate (at least 1024
-    /// packets whatever this says).
-    public var historySeconds = 1.0
+    /// packets whatever this says). The pacer reads queued video from it too, and lets a packet
+    /// wait up to 2 s, so it holds more than that.
+    public var historySeconds = 2.5
     /// The payload type of RTX packets (RFC 4588 §8.1), for destinations that use RTX.
     public var rtxPayloadType: UInt8 = 99
     /// A packet is resent to the same receiver at most once per its RTT; this is used until an

@@ -30,6 +30,8 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
     public var receiverEstimatedMaximumBitrate: UInt64?
     /// What this receiver's reports allow (loss-based estimate under its REMB), bits per second.
     public var bitrateEstimate: Int?
+    /// Send-side congestion control for this destination (transport-wide feedback, pacer).
+    public var congestion: CongestionStatistics?
 
     public init() {}
 
@@ -48,6 +50,7 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
         parts.append("nack \(nack.asked)/\(nack.sent)/\(nack.notFound)/\(nack.suppressed)")
         parts.append("pli \(pictureLossIndications) fir \(fullIntraRequests)")
         if let bitrateEstimate { parts.append("estimate \(bitrateEstimate / 1000) kbit/s") }
+        if let congestion, congestion.transportWide { parts.append(congestion.statusText) }
         parts.append("bad \(rtcpBad)")
         return parts.joined(separator: " ")
     }

@@ -22,7 +22,15 @@ extension MediaControl {
     /// Sends `unit` to every destination now (true), or queues it for the sender thread
     /// (false). Called by the media thread only.
     func deliver(video unit: H264AccessUnit, receivedAt: UInt64) throws -> Bool {
-        if try sendInline({ try $0.send(video: unit) }) { return true }
+        var paced = false
+        if try sendInline({
+            try $0.send(video: unit)
+            paced = $0.hasPacedBacklog
+        }) {
+            // The rest of the picture waits in the pacers: the sender thread sends it on time.
+            if paced { outbox.wake() }
+            return true
+        }
         outbox.put(video: unit, receivedAt: receivedAt)
         return false
     }

@@ -48,13 +48,19 @@ extension MediaSender {
             }
         }
         if keyFrames.due(at: now) { actions.keyFrameRequested = true }
-        let target = bitratePolicy.target(
-            destinations.lazy.filter { $0.feedback.hasEstimate }.map { $0.feedback.bitrate.target }
-        )
+        bitrateVotes.removeAll(keepingCapacity: true)
+        for destination in destinations where destination.feedback.hasEstimate || destination.congestion.hasEstimate {
+            bitrateVotes.append(configuration.congestion.videoTarget(forWireRate: destination.bitrateTarget))
+        }
+        let target = bitratePolicy.target(&bitrateVotes)
         let threshold = configuration.feedback.bitrateChangeThreshold
         if abs(Double(target - targetBitrate)) >= threshold * Double(targetBitrate) {
             targetBitrate = target
             actions.targetBitrate = target
+        }
+        for destination in destinations where destination.congestion.pacer != nil {
+            applyPacingRate(to: destination)
+            probeIfDue(destination, at: now)
         }
         return actions
     }
@@ -206,6 +212,16 @@ extension MediaSender {
                     actions.keyFrameRequested = true
                 }
             }
+        case .transportFeedback(let transportFeedback):
+            let roundTrip = feedback.statistics.video?.roundTripMilliseconds.map { Int64(max($0, 0) * 1000) }
+            if let probed = destination.congestion.receive(
+                transportFeedback,
+                roundTripUs: roundTrip,
+                at: Int64(now / 1000)
+            ) {
+                // The loss-based part would otherwise climb there at 8 %/s.
+                feedback.bitrate.raise(to: min(probed, destination.congestion.delayBased.bitrate))
+            }
         case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(video.ssrc):
             feedback.statistics.receiverEstimatedMaximumBitrate = remb.bitrate
             feedback.bitrate.reportReceiverEstimate(remb.bitrate)
@@ -257,10 +273,6 @@ extension MediaSender {
             roundTrip: interval
         )
         guard decision == .resend else { return }
-        _ = destination.retransmit(
-            sequenceNumber,
-            from: videoHistory,
-            rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
-        )
+        queueRetransmission(sequenceNumber, to: destination, at: now)
     }
 }

@@ -1,3 +1,4 @@
+import CongestionControl
 import Media
 import RTP
 import SRTP
@@ -27,13 +28,15 @@ public final class MediaSender {
         public var sessionBandwidth = 2_000_000.0
         /// What receivers' RTCP does to the stream: NACK history, key-frame limit, bitrate.
         public var feedback = FeedbackConfiguration()
+        /// Transport-wide sequence numbers, the delay-based estimate, probing, the pacer.
+        public var congestion = CongestionConfiguration()
         public init(cname: String) { self.cname = cname }
     }
 
     public let configuration: Configuration
     public private(set) var destinations: [Destination] = []
     /// RTP datagrams handed to the kernel, all destinations together.
-    public private(set) var packetsSent = 0
+    public internal(set) var packetsSent = 0
     public private(set) var video: RTPStreamState
     public private(set) var audio: RTPStreamState
     public let videoClock: RTPClock
@@ -48,7 +51,7 @@ public final class MediaSender {
     /// A picture's clear packets, sent as one burst per destination (`sendBurst`).
     private let burst: PacketBurst
     /// Where each destination's copy of the burst is protected, one destination at a time.
-    private let burstScratch: UnsafeMutableRawBufferPointer
+    let burstScratch: UnsafeMutableRawBufferPointer
     /// Clear video packets as sent, for NACKs (one copy per packet).
     let videoHistory: RTPPacketHistory
     /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
@@ -61,6 +64,10 @@ public final class MediaSender {
     let feedbackBuffer: RTPPacketBuffer
     let feedbackCopy: RTPPacketBuffer
     private var destinationCount: UInt32 = 0
+    /// Where paced destinations' video is gathered from the history for one burst.
+    let pacedBurst: PacketBurst
+    /// Each receiver's allowed rate, gathered for the policy (capacity kept).
+    var bitrateVotes: [Int] = []
 
     /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
     public init(configuration: Configuration, origin: UInt64) throws {
@@ -71,6 +78,12 @@ public final class MediaSender {
         let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: trailer)
         video = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
         audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
+        if configuration.congestion.transportWide {
+            // Every packet carries a slot for the transport-wide number; each destination's copy
+            // gets its own number, or the slot blanked to padding (`DestinationCongestion.stamp`).
+            video.headerExtension = DestinationCongestion.template
+            audio.headerExtension = DestinationCongestion.template
+        }
         videoClock = video.clock(origin: origin)
         audioClock = audio.clock(origin: origin)
         h264 = H264Payloader(budget: budget)
@@ -80,6 +93,8 @@ public final class MediaSender {
         )
         packet = RTPPacketBuffer(budget: budget)
         burst = PacketBurst(slotSize: budget.mtu)
+        pacedBurst = PacketBurst(slotSize: budget.mtu)
+        bitrateVotes.reserveCapacity(64)
         burstScratch = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 16)
         let feedback = configuration.feedback
         videoHistory = try RTPPacketHistory(
@@ -135,6 +150,11 @@ public final class MediaSender {
     ) throws -> Destination {
         destinations.removeAll { $0.id == id }
         destinationCount &+= 1
+        let congestion = configuration.congestion
+        // A same-SSRC resend must be byte-identical to the original: no per-send number then.
+        let transportWideID =
+            congestion.transportWide && options.retransmission != .sameSSRC
+            ? options.transportWideSequenceNumberID : nil
         let destination = try Destination(
             id: id,
             address: address,
@@ -146,6 +166,12 @@ public final class MediaSender {
                 historyCapacity: videoHistory.capacity,
                 bitrate: configuration.feedback.bitrate,
                 number: destinationCount
+            ),
+            congestion: DestinationCongestion(
+                transportWideID: transportWideID,
+                stampsAudio: options.transportWideAudio,
+                rateControl: congestion.rateControl(configuration.feedback.bitrate),
+                pacing: congestion.pacing
             ),
             videoReport: SenderReportBuilder(
                 ssrc: video.ssrc,
@@ -162,6 +188,8 @@ public final class MediaSender {
             sockets: sockets
         )
         destinations.append(destination)
+        // Its first key frame leaves at the pacing rate of today's target, not the pacer's floor.
+        if destination.congestion.pacer != nil { applyPacingRate(to: destination) }
         return destination
     }
 
@@ -196,13 +224,17 @@ public final class MediaSender {
         sendReportsIfDue(now: now)
         // Read before packetize borrows `video` for the whole call (exclusive access).
         let headerLength = video.headerLength
+        let nowUs = Int64(now / 1000)
         try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
-            // The clear packet is kept for NACKs before it is encrypted per destination.
+            // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
+            // destination.
             videoHistory.store(buffer)
+            enqueuePaced(buffer, at: nowUs)
             burst.append(buffer)
             if burst.isFull { sendBurst(headerLength: headerLength) }
         }
         sendBurst(headerLength: headerLength)
+        sendPaced(now: now)
     }
 
     /// The picture's packets gathered so far, to every destination as one burst each
@@ -210,7 +242,7 @@ public final class MediaSender {
     private func sendBurst(headerLength: Int) {
         defer { burst.removeAll() }
         guard burst.count > 0 else { return }
-        for destination in destinations {
+        for destination in destinations where destination.congestion.pacer == nil {
             destination.send(
                 burst: burst,
                 headerLength: headerLength,
@@ -244,9 +276,12 @@ public final class MediaSender {
     private func sendAudio(_ buffer: RTPPacketBuffer, headerLength: Int) {
         let payloadLength = buffer.count - headerLength
         buffer.withUnsafeBytes { bytes in
+            let nowUs = Int64(MonotonicClock.now() / 1000)
             for destination in destinations {
                 guard let target = destination.address.audioRTP else { continue }
-                destination.send(bytes, rtcp: false, to: target, through: destination.sockets.rtp)
+                // Audio is never held back by the pacer (libwebrtc's choice too), but charged.
+                destination.congestion.pacer?.charge(size: bytes.count, at: nowUs)
+                destination.send(bytes, rtcp: false, audio: true, to: target, through: destination.sockets.rtp)
                 packetsSent += 1
                 destination.audioReport.recordPacketSent(payloadLength: payloadLength)
             }

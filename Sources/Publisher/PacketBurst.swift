@@ -42,6 +42,18 @@ final class PacketBurst {
         return true
     }
 
+    /// Copies raw packet bytes in (a packet from the history); false as `append(_:)`.
+    @discardableResult
+    func append(bytes: UnsafeRawBufferPointer) -> Bool {
+        guard count < Self.capacity, bytes.count <= slotSize, let source = bytes.baseAddress,
+            let slot = storage.baseAddress.map({ $0 + count * slotSize })
+        else { return false }
+        slot.copyMemory(from: source, byteCount: bytes.count)
+        lengths[count] = bytes.count
+        count += 1
+        return true
+    }
+
     /// The `index`th packet's bytes, valid until the next `removeAll`.
     subscript(index: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: storage[index * slotSize..<index * slotSize + lengths[index]])

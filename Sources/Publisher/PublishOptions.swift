@@ -58,8 +58,14 @@ public struct PublishOptions: Sendable {
     public var staticDestinations: [UDPAddress] = []
     /// WebRTC subscribers: ICE addresses and servers, the DTLS certificate.
     public var webRTC = WebRTCOptions()
+    /// `--ice-ports MIN-MAX`: WebRTC's ICE host candidates (subscribers' and `--whip`'s) bind
+    /// only UDP ports in this range, for firewalls and traffic shaping; nil: any port.
+    public var icePortRange: ClosedRange<UInt16>?
     /// `--whip`: also publish into this WHIP endpoint.
     public var whip: WHIPOptions?
+    /// Transport-wide congestion control, pacing and probing (`--no-transport-cc`,
+    /// `--no-pacing`, `--no-probing` turn parts off).
+    public var congestion = CongestionConfiguration.enabled
     public var duration: Double?
     /// Seconds between writing the SDP files and the first packet, so a player started from the
     /// file catches the first key frame.
@@ -82,7 +88,13 @@ public struct PublishOptions: Sendable {
         DestinationOptions(
             retransmission: retransmission,
             acceptsUnauthenticatedFeedback: acceptClearFeedback,
-            advertisesFeedback: advertiseFeedback || retransmission == .rtx
+            advertisesFeedback: advertiseFeedback || retransmission == .rtx,
+            // A receiver of our SDP file may send transport feedback: with RTX (a same-SSRC
+            // resend must repeat the original bytes, so it cannot carry a fresh number), on the
+            // video port only (audio has a port, so a transport, of its own: one series of
+            // numbers across both would look like loss on each).
+            transportWideSequenceNumberID: congestion.transportWide && retransmission == .rtx
+                ? DestinationCongestion.templateID : nil
         )
     }
 

@@ -126,6 +126,12 @@ public final class PublishSession: @unchecked Sendable {
         configuration.feedback.bitrate.start = options.videoBitrateKbps * 1000
         configuration.feedback.bitrate.minimum = min(options.minVideoBitrateKbps, options.videoBitrateKbps) * 1000
         configuration.feedback.bitrate.maximum = (options.maxVideoBitrateKbps ?? options.videoBitrateKbps) * 1000
+        configuration.congestion = options.congestion
+        // The receivers' estimates are wire rates: leave room for the packet headers (≈ 58 of a
+        // 1200-byte packet: IP, UDP, RTP with its extension, the SRTP tag) and for Opus with
+        // its headers (50 packets a second).
+        configuration.congestion.videoShare = 0.95
+        configuration.congestion.reservedBitrate = options.hasAudio ? options.audioBitrate + 50 * 58 * 8 : 0
         let sender: MediaSender
         do {
             sender = try MediaSender(configuration: configuration, origin: start)
@@ -180,6 +186,7 @@ public final class PublishSession: @unchecked Sendable {
                 stunServer: webRTCOptions.stunServer,
                 turnServer: webRTCOptions.turnServer,
                 relayOnly: webRTCOptions.relayOnly,
+                portRange: options.icePortRange,
                 handshakeTimeout: webRTCOptions.handshakeTimeout,
                 connectTimeout: webRTCOptions.connectTimeout,
                 log: { log.info("\($0)") }

@@ -35,6 +35,8 @@ final class SendQueue: @unchecked Sendable {
         /// A slot is ready; read it with `withFront`, then `removeFront()`.
         case ready
         case timedOut
+        /// `wake()` was called: something the consumer schedules (a pacer) has new work.
+        case woken
         /// One of the watched descriptors is readable (their `revents` say which).
         case feedback
         /// Closed and empty: nothing more will come.
@@ -56,6 +58,8 @@ final class SendQueue: @unchecked Sendable {
     /// Set (under the lock) while the consumer is in `poll`, so only then does a put cost a
     /// `write(2)`.
     private var consumerAsleep = false
+    /// Set by `wake()` until the consumer's wait returns `.woken`.
+    private var wakeRequested = false
     /// The consumer's poll set: the pipe, then what it watches. Only the consumer touches it.
     private var pollSet: [pollfd] = []
 
@@ -97,6 +101,15 @@ final class SendQueue: @unchecked Sendable {
         var byte: UInt8 = 1
         // A full pipe already holds a wake-up; nothing is lost when this write fails.
         _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Ends the consumer's current wait with `.woken` (the media thread queued paced packets
+    /// itself and their pacer's next instant may be earlier than the wait's deadline).
+    func wake() {
+        condition.lock()
+        wakeRequested = true
+        wakeConsumer()
+        condition.unlock()
     }
 
     /// Queues an encoded picture; waits while the ring is full. False once closed.
@@ -155,6 +168,11 @@ final class SendQueue: @unchecked Sendable {
             if closed {
                 condition.unlock()
                 return .finished
+            }
+            if wakeRequested {
+                wakeRequested = false
+                condition.unlock()
+                return .woken
             }
             let now = MonotonicClock.now()
             guard now < deadline else {

@@ -50,7 +50,11 @@ final class SenderThread: @unchecked Sendable {
         var nextHousekeeping: UInt64 = 0
         while true {
             var now = MonotonicClock.now()
-            let timer = control.sender.withLock { $0.nextTimerDeadline }
+            // What the pacers allow now goes first; then their next instant bounds the sleep.
+            let timer = control.sender.withLock { sender in
+                sender.sendPaced(now: now)
+                return sender.nextTimerDeadline
+            }
             if now >= nextHousekeeping || timer.map({ now >= $0 }) == true {
                 serviceFeedback(now: now, readable: [])
                 nextHousekeeping = now + housekeepingInterval
@@ -59,11 +63,12 @@ final class SenderThread: @unchecked Sendable {
             let deadline = control.sender.withLock { sender in
                 sender.feedbackPollSet(into: &watched)
                 // At least a millisecond ahead: a timer that did not clear cannot spin the loop.
-                return max(min(sender.nextTimerDeadline ?? .max, nextHousekeeping), now + 1_000_000)
+                let paced = sender.nextPacedDeadline ?? .max
+                return max(min(sender.nextTimerDeadline ?? .max, nextHousekeeping, paced), now + 1_000_000)
             }
             switch queue.next(waitingUntil: deadline, watching: &watched) {
             case .finished: return
-            case .timedOut: continue
+            case .timedOut, .woken: continue
             case .feedback:
                 serviceReadableFeedback()
                 continue

@@ -1,3 +1,4 @@
+import RTP
 import SDP
 
 /// Writes the SDP a destination's player opens (RFC 8866): one `m=video` (H.264,
@@ -89,6 +90,12 @@ extension StreamSDP {
             media.rtcpFeedback.insert(.nack(payloadType: payloadType), at: 0)
         }
         guard usesRTX else { return }
+        if let id = destination.congestion.transportWideID {
+            // draft-holmer-rmcat-transport-wide-cc-extensions-01 §2.3 and §3: the number we stamp,
+            // and the feedback we act on.
+            media.attributes.append(SDPAttribute(name: "extmap", value: "\(id) \(RTPTransportSequenceNumber.uri)"))
+            media.rtcpFeedback.append(.transportWideCongestionControl(payloadType: payloadType))
+        }
         media.formats.append(
             .retransmission(
                 payloadType: sender.configuration.feedback.rtxPayloadType,

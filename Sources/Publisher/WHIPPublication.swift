@@ -285,7 +285,9 @@ final class WHIPPublication: Sendable {
                         video: answer.video?.payloadType ?? sender.configuration.videoPayloadType,
                         audio: answer.audio?.payloadType ?? sender.configuration.audioPayloadType,
                         retransmission: rtx
-                    )
+                    ),
+                    transportWideSequenceNumberID: answer.video?.transportWideSequenceNumberID,
+                    transportWideAudio: answer.audio?.transportWideSequenceNumberID != nil
                 )
             )
         }

@@ -26,7 +26,9 @@ extension WebRTCAnswer.Configuration {
                 profileLevelID: H264ProfileLevelID(profileIDC: sps[1], constraints: sps[2], levelIDC: sps[3])
             ),
             audio: options.hasAudio ? Audio(ssrc: sender.audio.ssrc, trackID: "screen-audio") : nil,
-            candidates: candidates
+            candidates: candidates,
+            headerExtensions: sender.configuration.congestion.transportWide
+                ? [HeaderExtensionMapping.transportWideCC] : []
         )
     }
 }

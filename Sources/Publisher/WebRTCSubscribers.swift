@@ -121,7 +121,12 @@ final class WebRTCSubscribers: @unchecked Sendable {
                 link: link,
                 transport: transport,
                 audio: viewer.answer.audio != nil,
-                options: DestinationOptions(retransmission: rtx == nil ? .sameSSRC : .rtx, payloadTypes: payloadTypes)
+                options: DestinationOptions(
+                    retransmission: rtx == nil ? .sameSSRC : .rtx,
+                    payloadTypes: payloadTypes,
+                    transportWideSequenceNumberID: viewer.answer.video?.transportWideSequenceNumberID,
+                    transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil
+                )
             )
         }
         return true

@@ -120,6 +120,14 @@ public struct LossBasedBitrateController: Sendable, Hashable {
         clamp()
     }
 
+    /// A probe measured `bitsPerSecond` on the path: the estimate rises to it at once instead
+    /// of growing there at 8 %/s (libwebrtc's `SetSendBitrate` on a probe result), under the
+    /// REMB cap and the bounds as always. Never lowers the estimate.
+    public mutating func raise(to bitsPerSecond: Int) {
+        estimate = max(estimate, Double(bitsPerSecond))
+        clamp()
+    }
+
     private mutating func clamp() {
         if let cap = receiverCap { estimate = min(estimate, Double(cap)) }
         estimate = min(max(estimate, Double(configuration.minimum)), Double(configuration.maximum))

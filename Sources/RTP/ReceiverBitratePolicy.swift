@@ -6,6 +6,11 @@
 /// receiver on a hopeless link cannot starve everyone else (that receiver keeps losing; the
 /// others keep their quality). With no receiver reporting, the rate is `idle` (the configured
 /// start rate). The result never exceeds `ceiling`.
+///
+/// With three receivers or more, one far below the rest is an outlier and is not followed
+/// (`target(_:)` on an array): a receiver whose rate is under `outlierRatio` (½) of the median
+/// receiver's would otherwise set the quality for everyone. It keeps its own pacer and its
+/// NACKs; it gets the stream at the others' rate, as before congestion control it would have.
 public struct ReceiverBitratePolicy: Sendable, Hashable {
     /// Bits per second the combined target never goes below.
     public var floor: Int
@@ -26,7 +31,25 @@ public struct ReceiverBitratePolicy: Sendable, Hashable {
         self.idle = idle
     }
 
-    /// The one target for all receivers' `targets` (bits per second each).
+    /// A receiver below this fraction of the median receiver's rate is an outlier (3 or more).
+    public var outlierRatio = 0.5
+
+    /// The one target for all receivers' `targets` (bits per second each), outliers left out;
+    /// sorts `targets` in place (no allocation).
+    public func target(_ targets: inout [Int]) -> Int {
+        guard !targets.isEmpty else { return idle }
+        targets.sort()
+        var weakest = targets[0]
+        if targets.count >= 3 {
+            // The lower median: with [1, 1, 4, 4] the two low receivers are half the room, not
+            // outliers.
+            let median = targets[(targets.count - 1) / 2]
+            weakest = targets.first { Double($0) >= outlierRatio * Double(median) } ?? median
+        }
+        return min(max(weakest, floor), ceiling)
+    }
+
+    /// The one target for all receivers' `targets` (bits per second each): the worst, bounded.
     public func target(_ targets: some Sequence<Int>) -> Int {
         guard let worst = targets.min() else { return idle }
         return min(max(worst, floor), ceiling)

@@ -14,6 +14,8 @@ extension WebRTCTransport {
         public var turnServer: ICEAgent.TURNServer?
         /// Offer and check only the TURN server's relayed candidate (`--ice-transport-policy relay`).
         public var relayOnly: Bool
+        /// Host candidates bind only UDP ports in this range (`--ice-ports MIN-MAX`); nil: any.
+        public var portRange: ClosedRange<UInt16>?
         /// From ICE connecting to DTLS done (the 10 s).
         public var handshakeTimeout: Duration
         /// From the answer to ICE connecting: a viewer that never checks is dropped after this.
@@ -29,6 +31,7 @@ extension WebRTCTransport {
             stunServer: ICEAgent.Server? = nil,
             turnServer: ICEAgent.TURNServer? = nil,
             relayOnly: Bool = false,
+            portRange: ClosedRange<UInt16>? = nil,
             handshakeTimeout: Duration = .seconds(10),
             connectTimeout: Duration = .seconds(30),
             log: @escaping @Sendable (String) -> Void = { _ in }
@@ -38,6 +41,7 @@ extension WebRTCTransport {
             self.stunServer = stunServer
             self.turnServer = turnServer
             self.relayOnly = relayOnly
+            self.portRange = portRange
             self.handshakeTimeout = handshakeTimeout
             self.connectTimeout = connectTimeout
             self.log = log

@@ -101,6 +101,7 @@ public final class WebRTCTransport: @unchecked Sendable {
                 stunServer: configuration.stunServer,
                 turnServer: configuration.turnServer,
                 relayOnly: configuration.relayOnly,
+                portRange: configuration.portRange,
                 log: configuration.log
             ),
             onEvent: { event in relay.transport?.handle(event) },

@@ -68,6 +68,12 @@ struct RTCPublish: ParsableCommand {
     var rtcpFb = false
     @Flag(help: "Accept clear (unauthenticated) RTCP feedback from the preview and --to receivers (Janus).")
     var acceptClearFeedback = false
+    @Flag(help: "Neither offer nor answer transport-cc: no transport-wide numbers, no delay-based estimate.")
+    var noTransportCc = false
+    @Flag(help: "Send each picture's packets at once instead of pacing them at 2.5 x the target rate.")
+    var noPacing = false
+    @Flag(help: "Do not probe for capacity above the estimate (RTX padding) with transport-cc receivers.")
+    var noProbing = false
     @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
     @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
     var audioComplexity = OpusEncoder.defaultComplexity
@@ -99,6 +105,13 @@ struct RTCPublish: ParsableCommand {
         )
     )
     var iceAddress: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "WebRTC: bind ICE host candidates to this UDP range MIN-MAX, for firewalls and traffic shaping.",
+            discussion: "Each viewer (and --whip) takes one port per ICE address; default any port."
+        )
+    )
+    var icePorts: String?
     @Option(help: "WebRTC: STUN server HOST:PORT (server-reflexive candidates).") var stun: String?
     @Option(help: "WebRTC: TURN server turn:USER:PASS@HOST:PORT (UDP relay candidates).") var turn: String?
     @Option(help: "WebRTC: 'relay' sends media only through --turn (no local address is offered); default 'all'.")
@@ -262,6 +275,10 @@ struct RTCPublish: ParsableCommand {
             certificate: dtlsCert,
             privateKey: dtlsKey
         )
+        o.icePortRange = try icePorts.map(WebRTCArguments.portRange)
+        o.congestion.transportWide = !noTransportCc
+        if noPacing { o.congestion.pacing = nil }
+        o.congestion.probing = !noProbing
         o.whip = try WebRTCArguments.whip(url: whip, token: whipToken, certificateAuthority: whipCa)
         return o
     }

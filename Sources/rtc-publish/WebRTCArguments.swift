@@ -3,8 +3,9 @@ import Publisher
 import Transport
 import WHIP
 
-/// `--ice-address`, `--stun`, `--turn`, `--ice-transport-policy`, `--dtls-cert`/`--dtls-key`: read and checked before
-/// anything starts (a bad one exits 2 with one line naming it).
+/// `--ice-address`, `--ice-ports`, `--stun`, `--turn`, `--ice-transport-policy`,
+/// `--dtls-cert`/`--dtls-key`: read and checked before anything starts (a bad one exits 2 with
+/// one line naming it).
 enum WebRTCArguments {
     static func options(
         iceAddresses: [String],
@@ -70,6 +71,26 @@ enum WebRTCArguments {
             }
         }
         return WHIPOptions(endpoint: endpoint, token: token, certificateAuthority: certificateAuthority)
+    }
+
+    /// `--ice-ports MIN-MAX`: two decimal UDP ports, 1...65535, MIN ≤ MAX (one port: `N-N`).
+    static func portRange(_ text: String) throws -> ClosedRange<UInt16> {
+        let quoted = "--ice-ports '\(text.prefix(40))'"
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        let digits = parts.allSatisfy { part in
+            (1...5).contains(part.utf8.count)
+                && part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        }
+        guard parts.count == 2, digits, let low = Int(parts[0]), let high = Int(parts[1]) else {
+            throw PublishSession.UsageError("\(quoted): not MIN-MAX, two UDP ports such as 40000-40999")
+        }
+        for port in [low, high] where !(1...65535).contains(port) {
+            throw PublishSession.UsageError("\(quoted): port \(port) is outside 1-65535")
+        }
+        guard low <= high else {
+            throw PublishSession.UsageError("\(quoted): the first port \(low) is above the last \(high)")
+        }
+        return UInt16(low)...UInt16(high)
     }
 
     /// `turn:USER:PASS@HOST:PORT` (UDP). The password may hold `:`; the user may not.

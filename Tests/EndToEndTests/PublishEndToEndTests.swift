@@ -275,6 +275,25 @@ import Testing
             "is not turn:USER:PASS"
         ),
         (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "70000-1"],
+            "--ice-ports '70000-1': port 70000 is outside 1-65535"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "0-10"],
+            "--ice-ports '0-10': port 0 is outside 1-65535"
+        ),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "41000-40000"],
+            "--ice-ports '41000-40000': the first port 41000 is above the last 40000"
+        ),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "40000"], "--ice-ports '40000': not MIN-MAX"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "1-2-3"], "--ice-ports '1-2-3': not MIN-MAX"),
+        ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "+1-20"], "--ice-ports '+1-20': not MIN-MAX"),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "40000-4x"],
+            "--ice-ports '40000-4x': not MIN-MAX"
+        ),
+        (
             "rtc-publish", ["--room", "r", "--uid", "a", "--ingest", "unix:/tmp/x.sock", "--video", "a.y4m"],
             "--video and --ingest both name the video"
         ),

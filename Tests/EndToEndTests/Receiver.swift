@@ -205,6 +205,8 @@ struct PublisherTotals: CustomStringConvertible {
     var micAudioFramesDropped = 0
     /// Capture stamps the clock rules replaced (late, bogus, out of order).
     var timestampsRepaired = 0
+    /// Key frames the encoder made (the first, periodic, requested).
+    var keyFrames = 0
 
     init(statsFile path: String) throws {
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -220,6 +222,7 @@ struct PublisherTotals: CustomStringConvertible {
         appAudioFramesDropped = totals["appAudioFramesDropped"] as? Int ?? 0
         micAudioFramesDropped = totals["micAudioFramesDropped"] as? Int ?? 0
         timestampsRepaired = totals["timestampsRepaired"] as? Int ?? 0
+        keyFrames = totals["keyFrames"] as? Int ?? 0
     }
 
     /// Source pictures the publisher did not send, each counted (late, or over the frame rate).

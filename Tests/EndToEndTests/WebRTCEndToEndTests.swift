@@ -78,10 +78,16 @@ extension PublishEndToEndTests {
     /// A viewer of each stack subscribes with its offer and decodes the screen: whole pictures in
     /// order, at the capture rate by RTP time, its Opus too, and its PLI reaches the publisher.
     /// Meanwhile garbage of every RFC 7983 class hits the publisher's ICE port: nothing breaks.
+    /// The publisher's ICE port is within its `--ice-ports`.
     @Test(arguments: WebRTCSubscriber.Peer.allCases)
     func aWebRTCViewerDecodesTheScreenShare(peer: WebRTCSubscriber.Peer) throws {
         let directory = try TemporaryDirectory()
-        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 16)
+        let icePorts = 43250...43259
+        let (signal, publish, port) = try Self.webRTCRoom(
+            directory,
+            seconds: 16,
+            arguments: ["--ice-ports", "\(icePorts.lowerBound)-\(icePorts.upperBound)"]
+        )
         let viewer = try Self.viewerOfAlice(
             peer,
             port: port,
@@ -95,6 +101,7 @@ extension PublishEndToEndTests {
         }
         let answer = try String(contentsOfFile: answerFile, encoding: .utf8)
         let mediaPort = try #require(Self.answeredPort(answer), "no 127.0.0.1 candidate in the answer:\n\(answer)")
+        #expect(icePorts.contains(mediaPort), "\(peer): ICE port \(mediaPort) outside --ice-ports \(icePorts)")
         let attacker = try LoopbackUDPSocket()
         for datagram in Self.garbage(count: 300) {
             try datagram.withUnsafeBytes { try attacker.send($0, to: UInt16(mediaPort)) }

@@ -221,6 +221,53 @@ import Testing
         }
     }
 
+    /// `portRange` (`--ice-ports`): every host candidate of two agents binds inside the range,
+    /// each on a port of its own, and the pair they select uses those ports.
+    @Test func hostCandidatesBindOnlyInThePortRange() async throws {
+        try await blocking {
+            let range: ClosedRange<UInt16> = 43210...43219
+            let a = try Peer(.controlling, portRange: range)
+            let b = try Peer(.controlled, portRange: range)
+            defer {
+                a.agent.stop()
+                b.agent.stop()
+            }
+            try exchange(a, b)
+            let hosts = (a.agent.localCandidates + b.agent.localCandidates).filter { $0.type == .host }
+            #expect(hosts.count >= 2, "\(hosts)")
+            for candidate in hosts {
+                #expect(range.contains(candidate.port), "\(candidate) outside \(range)")
+            }
+            #expect(Set(hosts.map(\.port)).count == hosts.count, "one port each: \(hosts)")
+            #expect(a.recorder.waitForState(.ready, seconds: 15))
+            let pair = try #require(a.agent.selectedPair)
+            #expect(range.contains(pair.local.port) && range.contains(pair.remote.port), "\(pair)")
+        }
+    }
+
+    /// A range with no free port fails the gathering with a message naming it; a range from
+    /// port 0 (libnice's "any port") is refused at `init`.
+    @Test func refusesAnUnusablePortRange() throws {
+        // Take both ports of a small range on loopback first.
+        let range: ClosedRange<UInt16> = 43230...43231
+        let sockets = try range.map { try boundUDPSocket(port: $0) }
+        defer { sockets.forEach { close($0) } }
+        let full = try Peer(.controlled, portRange: range)
+        defer { full.agent.stop() }
+        let gatherError = #expect(throws: ICEError.self) { try full.agent.gather() }
+        #expect(
+            gatherError?.message.contains("no free UDP port in 43230-43231") ?? false,
+            "\(String(describing: gatherError))"
+        )
+
+        let fromZero = ICEAgent.Configuration(role: .controlled, localAddresses: ["127.0.0.1"], portRange: 0...10)
+        let error = #expect(throws: ICEError.self) {
+            try ICEAgent(fromZero, onEvent: { _ in }, onReceive: { _, _ in })
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message == "port range 0-10 must start at 1 or above", "\(String(describing: error))")
+    }
+
     /// Configuration errors are thrown, not crashed on.
     @Test func refusesBadConfiguration() {
         let bad = ICEAgent.Configuration(role: .controlled, localAddresses: ["localhost"])
@@ -234,4 +281,24 @@ import Testing
         }
         #expect(error?.message.contains("relay-only") ?? false, "\(String(describing: error))")
     }
+}
+
+/// A UDP socket bound to 127.0.0.1:`port`, so libnice cannot take that port.
+private func boundUDPSocket(port: UInt16) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { throw ICEError(.agent, "socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard bound == 0 else {
+        close(fd)
+        throw ICEError(.agent, "bind 127.0.0.1:\(port): errno \(errno)")
+    }
+    return fd
 }

@@ -70,13 +70,14 @@ struct Peer: Sendable {
     let agent: ICEAgent
     let recorder: Recorder
 
-    init(_ role: ICERole, retransmissions: UInt32 = 7) throws {
+    init(_ role: ICERole, retransmissions: UInt32 = 7, portRange: ClosedRange<UInt16>? = nil) throws {
         let recorder = Recorder()
         self.recorder = recorder
         agent = try ICEAgent(
             ICEAgent.Configuration(
                 role: role,
                 localAddresses: ["127.0.0.1"],
+                portRange: portRange,
                 checkRetransmissions: retransmissions,
                 log: recorder.log
             ),

@@ -64,6 +64,7 @@ enum AnswerInvariants {
             default: nil
             }
         let ports = Set(reparsed.sections.filter { bundle.contains($0.mid ?? "") }.map(\.media.port))
+        var answeredExtensions: [HeaderExtensionMapping] = []
         check(ports.count <= 1, "bundled sections have different ports")
         for (offered, answered) in zip(offer.sections, reparsed.sections) {
             let name = "section \(answered.index)"
@@ -81,7 +82,29 @@ enum AnswerInvariants {
                 answered.fingerprints == [configuration.fingerprint],
                 "\(name) has other fingerprints"
             )
-            check(answered.headerExtensions.isEmpty, "\(name) answers a=extmap")
+            for mapping in answered.headerExtensions {
+                check(
+                    configuration.headerExtensions.contains(mapping.uri),
+                    "\(name) answers a=extmap \(mapping.uri), which we do not stamp"
+                )
+                check((1...14).contains(mapping.id), "\(name) answers a=extmap id \(mapping.id), not one-byte")
+                check(
+                    offered.headerExtensions.contains { $0.id == mapping.id && $0.uri == mapping.uri },
+                    "\(name) answers a=extmap:\(mapping.id) \(mapping.uri), not offered so"
+                )
+                check(mapping.direction == nil || mapping.direction == .sendonly, "\(name) answers a=extmap receiving")
+                for other in answeredExtensions where (other.uri == mapping.uri) != (other.id == mapping.id) {
+                    problems.append("\(name) maps a=extmap \(mapping.id) unlike another bundled section")
+                }
+            }
+            answeredExtensions += answered.headerExtensions
+            let stampsTransportWide = answered.headerExtensions.contains {
+                $0.uri == HeaderExtensionMapping.transportWideCC
+            }
+            check(
+                stampsTransportWide || !answered.media.rtcpFeedback.contains { $0.type == "transport-cc" },
+                "\(name) answers transport-cc without the transport-wide sequence number extension"
+            )
             check(!answered.media.ssrcAttributes.isEmpty, "\(name) has no a=ssrc")
             check(
                 answered.media.ssrcAttributes.filter { $0.name == "cname" }.allSatisfy {

@@ -17,6 +17,10 @@ struct AnswerTests {
         let audioMid: String
         let audioPayloadType: UInt8
         let audioReducedSize: Bool
+        let audioFeedback: Set<RTCPFeedbackKind>
+        /// The offer's transport-wide cc id in each section, where we agree it.
+        let videoTransportWideID: UInt8?
+        let audioTransportWideID: UInt8?
         let bundle: [String]
         let rejectedMids: [String]
         let candidates: [String]
@@ -40,6 +44,9 @@ struct AnswerTests {
             audioMid: "0",
             audioPayloadType: 111,
             audioReducedSize: true,
+            audioFeedback: [.transportWideCongestionControl],
+            videoTransportWideID: 3,
+            audioTransportWideID: 3,
             bundle: ["0", "1"],
             rejectedMids: [],
             candidates: ["UDP 192.0.2.20:54400 host", "UDP 203.0.113.7:54400 srflx", "TCP 192.0.2.20:9 host"],
@@ -57,6 +64,9 @@ struct AnswerTests {
             audioMid: "1",
             audioPayloadType: 111,
             audioReducedSize: true,
+            audioFeedback: [.transportWideCongestionControl],
+            videoTransportWideID: 3,
+            audioTransportWideID: 3,
             bundle: ["0", "1"],
             rejectedMids: ["2", "3"],
             candidates: [],
@@ -74,6 +84,9 @@ struct AnswerTests {
             audioMid: "0",
             audioPayloadType: 109,
             audioReducedSize: false,
+            audioFeedback: [],
+            videoTransportWideID: 7,
+            audioTransportWideID: nil,
             bundle: ["0", "1"],
             rejectedMids: [],
             candidates: ["UDP 203.0.113.9:49770 srflx"],
@@ -91,6 +104,9 @@ struct AnswerTests {
             audioMid: "1",
             audioPayloadType: 96,
             audioReducedSize: false,
+            audioFeedback: [],
+            videoTransportWideID: nil,
+            audioTransportWideID: nil,
             bundle: ["0", "1"],
             rejectedMids: [],
             candidates: ["UDP 198.51.100.5:41234 host", "UDP 203.0.113.23:41234 srflx"],
@@ -103,11 +119,14 @@ struct AnswerTests {
             videoPayloadType: 96,
             rtxPayloadType: 97,
             offeredProfile: "42e01f",
-            videoFeedback: [.nack, .pictureLossIndication, .fullIntraRequest],
+            videoFeedback: [.nack, .pictureLossIndication, .fullIntraRequest, .transportWideCongestionControl],
             videoReducedSize: true,
             audioMid: "audio1",
             audioPayloadType: 98,
             audioReducedSize: true,
+            audioFeedback: [.transportWideCongestionControl],
+            videoTransportWideID: 1,
+            audioTransportWideID: 1,
             bundle: ["video0", "audio1"],
             rejectedMids: [],
             candidates: ["UDP 198.51.100.7:48702 host", "TCP 198.51.100.7:9 host"],
@@ -133,7 +152,9 @@ struct AnswerTests {
         let audio = try #require(answer.audio)
         #expect(audio.mid == expected.audioMid)
         #expect(audio.payloadType == expected.audioPayloadType)
-        #expect(audio.feedback.isEmpty)
+        #expect(audio.feedback == expected.audioFeedback)
+        #expect(video.transportWideSequenceNumberID == expected.videoTransportWideID)
+        #expect(audio.transportWideSequenceNumberID == expected.audioTransportWideID)
         #expect(audio.rtcpReducedSize == expected.audioReducedSize)
         #expect(answer.bundle.mids == expected.bundle)
         #expect(answer.rejectedSections.map(\.mid) == expected.rejectedMids)
@@ -213,8 +234,9 @@ struct AnswerTests {
     /// The whole answer to the Chromium fixture, written out by hand from the rules: audio
     /// (mid 0) and video (mid 1) in the offer's order; H.264 on 102 (42001f, the first
     /// packetization-mode=1 format our 42e01f stream satisfies) with its RTX 103; feedback in
-    /// the offer's order without transport-cc; none for Opus (only transport-cc was offered);
-    /// rtcp-rsize because offered; msid-semantic because offered.
+    /// the offer's order, transport-cc included, for 102 only (none is offered for RTX);
+    /// transport-cc for Opus; the transport-wide cc extension under Chromium's id 3 in both
+    /// sections; rtcp-rsize because offered; msid-semantic because offered.
     @Test("the answer to the Chromium offer, line by line")
     func chromiumAnswerText() throws {
         let offer = try WebRTCOffer(parsing: OfferFixtures.chromium.text)
@@ -230,6 +252,7 @@ struct AnswerTests {
             "c=IN IP4 0.0.0.0",
             "a=rtpmap:111 opus/48000/2",
             "a=fmtp:111 minptime=10;sprop-stereo=1;stereo=1",
+            "a=rtcp-fb:111 transport-cc",
             "a=mid:0",
             "a=sendonly",
             "a=rtcp-mux",
@@ -241,6 +264,7 @@ struct AnswerTests {
             "a=setup:active",
             "a=msid:screen screen-audio",
             "a=rtcp-rsize",
+            "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
             "m=video 9 UDP/TLS/RTP/SAVPF 102 103",
             "c=IN IP4 0.0.0.0",
             "a=rtpmap:102 H264/90000",
@@ -248,6 +272,7 @@ struct AnswerTests {
             "a=rtpmap:103 rtx/90000",
             "a=fmtp:103 apt=102",
             "a=rtcp-fb:102 goog-remb",
+            "a=rtcp-fb:102 transport-cc",
             "a=rtcp-fb:102 ccm fir",
             "a=rtcp-fb:102 nack",
             "a=rtcp-fb:102 nack pli",
@@ -265,6 +290,7 @@ struct AnswerTests {
             "a=setup:active",
             "a=msid:screen screen-video",
             "a=rtcp-rsize",
+            "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
         ]
         #expect(answer.sdp == expected.joined(separator: "\r\n") + "\r\n")
     }

@@ -30,6 +30,7 @@ struct PublishOfferTests {
         "a=rtcp-fb:96 nack pli",
         "a=rtcp-fb:96 ccm fir",
         "a=rtcp-fb:96 goog-remb",
+        "a=rtcp-fb:96 transport-cc",
         "a=mid:0",
         "a=sendonly",
         "a=rtcp-mux",
@@ -44,12 +45,14 @@ struct PublishOfferTests {
         "a=setup:actpass",
         "a=msid:screen screen-video",
         "a=rtcp-rsize",
+        "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
         "a=candidate:1 1 UDP 2015363327 127.0.0.2 41234 typ host",
         "a=end-of-candidates",
         "m=audio 41234 UDP/TLS/RTP/SAVPF 111",
         "c=IN IP4 127.0.0.2",
         "a=rtpmap:111 opus/48000/2",
         "a=fmtp:111 minptime=10;sprop-stereo=1;stereo=1",
+        "a=rtcp-fb:111 transport-cc",
         "a=mid:1",
         "a=sendonly",
         "a=rtcp-mux",
@@ -61,6 +64,7 @@ struct PublishOfferTests {
         "a=setup:actpass",
         "a=msid:screen screen-audio",
         "a=rtcp-rsize",
+        "a=extmap:3 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
     ]
 
     @Test("the offer is sendonly H.264 + RTX and Opus, bundled, actpass, with complete candidates")
@@ -76,6 +80,25 @@ struct PublishOfferTests {
         #expect(parsed.sections.allSatisfy { $0.setup == .actpass && $0.media.rtcpMux && $0.rtcpReducedSize })
         #expect(parsed.sections[0].retransmissionPayloadType(for: 96) == 97)
         #expect(parsed.sections[0].candidates.count == 1 && parsed.sections[0].endOfCandidates)
+        #expect(
+            parsed.sections.map(\.headerExtensions)
+                == Array(
+                    repeating: [HeaderExtensionMapping(id: 3, uri: HeaderExtensionMapping.transportWideCC)],
+                    count: 2
+                )
+        )
+        #expect(PublishOffer.transportWideSequenceNumberID == 3)
+    }
+
+    @Test("without transport-wide cc in headerExtensions: no a=extmap and no transport-cc feedback")
+    func offerWithoutTransportWideCC() throws {
+        var configuration = try Self.configuration()
+        configuration.headerExtensions = []
+        let offer = try PublishOffer(configuration)
+        let lines = offer.sdp.split(separator: "\r\n").map(String.init)
+        // The offer as it was before transport-wide cc, byte for byte.
+        #expect(lines == Self.expectedOffer.filter { !$0.contains("transport-") })
+        #expect(!lines.contains { $0.hasPrefix("a=extmap") || $0.hasSuffix(" transport-cc") })
     }
 
     @Test(
@@ -190,6 +213,14 @@ struct PublishOfferTests {
 
     static func removing(_ prefix: String) -> @Sendable ([String]) -> [String] {
         { lines in lines.filter { !$0.hasPrefix(prefix) } }
+    }
+
+    static func inserting(_ line: String, after anchor: String) -> @Sendable ([String]) -> [String] {
+        { lines in lines.flatMap { $0 == anchor ? [$0, line] : [$0] } }
+    }
+
+    static func transportWideExtmap(_ id: String) -> String {
+        "a=extmap:\(id) \(HeaderExtensionMapping.transportWideCC)"
     }
 
     static let mutations: [Mutation] = [
@@ -314,6 +345,19 @@ struct PublishOfferTests {
             reason: ""
         ),
         Mutation(
+            name: "transport-wide cc kept under our id 3",
+            change: Self.inserting(Self.transportWideExtmap("3"), after: "a=fmtp:97 apt=96"),
+            code: nil,
+            reason: ""
+        ),
+        Mutation(
+            name: "transport-wide cc under another id than ours",
+            change: Self.inserting(Self.transportWideExtmap("5"), after: "a=fmtp:97 apt=96"),
+            code: .answerMismatch,
+            reason: "line 28 (a=extmap:5 http://www.ietf.org/id/draft-holmer-rmcat-transpo...): "
+                + "the answer maps transport-wide cc to id 5, not to our offered 3 (RFC 8285 section 7"
+        ),
+        Mutation(
             name: "a DTLS-less profile",
             change: replacing("m=video 9 UDP/TLS/RTP/SAVPF 96 97", with: "m=video 9 RTP/AVPF 96 97"),
             code: .unsupportedTransport,
@@ -348,5 +392,110 @@ struct PublishOfferTests {
         let answer = try PublishAnswer(parsing: Self.answer(lines), answering: offer)
         #expect(answer.audio == nil)
         #expect(answer.rejected == ["1: port 0"])
+    }
+
+    /// What the endpoint's answer does with our `a=extmap:3` transport-wide cc line, and what we
+    /// stamp: RFC 8285 §7 keeps our id, the direction is the endpoint's own (§5).
+    struct ExtmapCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var session: String? = nil
+        var video: String? = nil
+        var audio: String? = nil
+        var videoID: UInt8?
+        var audioID: UInt8?
+
+        var testDescription: String { name }
+    }
+
+    static let extmapCases = [
+        ExtmapCase(name: "left out (Janus' recorded answer): nil, not an error", videoID: nil, audioID: nil),
+        ExtmapCase(
+            name: "kept in both sections",
+            video: transportWideExtmap("3"),
+            audio: transportWideExtmap("3"),
+            videoID: 3,
+            audioID: 3
+        ),
+        ExtmapCase(name: "kept for video only", video: transportWideExtmap("3"), videoID: 3, audioID: nil),
+        ExtmapCase(name: "at session level", session: transportWideExtmap("3"), videoID: 3, audioID: 3),
+        ExtmapCase(
+            name: "recvonly: the endpoint receives it",
+            video: transportWideExtmap("3/recvonly"),
+            videoID: 3,
+            audioID: nil
+        ),
+        ExtmapCase(name: "sendrecv", video: transportWideExtmap("3/sendrecv"), videoID: 3, audioID: nil),
+        ExtmapCase(
+            name: "sendonly: only the endpoint would send it",
+            video: transportWideExtmap("3/sendonly"),
+            videoID: nil,
+            audioID: nil
+        ),
+        ExtmapCase(name: "inactive", video: transportWideExtmap("3/inactive"), videoID: nil, audioID: nil),
+        ExtmapCase(
+            name: "another extension under id 3 is not ours",
+            video: "a=extmap:3 urn:ietf:params:rtp-hdrext:sdes:mid",
+            videoID: nil,
+            audioID: nil
+        ),
+    ]
+
+    static func janusAnswer(with extmap: ExtmapCase) -> [String] {
+        var change: [@Sendable ([String]) -> [String]] = []
+        if let line = extmap.session { change.append(inserting(line, after: "a=extmap-allow-mixed")) }
+        if let line = extmap.video { change.append(inserting(line, after: "a=fmtp:97 apt=96")) }
+        if let line = extmap.audio { change.append(inserting(line, after: "a=fmtp:111 stereo=1")) }
+        return change.reduce(janusAnswer) { lines, change in change(lines) }
+    }
+
+    @Test("the answer's transport-wide cc a=extmap: agreed id, or none", arguments: extmapCases)
+    func answeredTransportWideCC(_ extmap: ExtmapCase) throws {
+        let offer = try PublishOffer(Self.configuration())
+        let answer = try PublishAnswer(parsing: Self.answer(Self.janusAnswer(with: extmap)), answering: offer)
+        #expect(answer.video?.transportWideSequenceNumberID == extmap.videoID)
+        #expect(answer.audio?.transportWideSequenceNumberID == extmap.audioID)
+        // Janus lists transport-cc for 96 either way; it counts only with the extension.
+        #expect(answer.video?.feedback.contains(.transportWideCongestionControl) == (extmap.videoID != nil))
+        #expect(answer.audio?.feedback.contains(.transportWideCongestionControl) == false)
+    }
+
+    @Test(
+        "an answer that moves transport-wide cc to another id is refused, naming the line",
+        arguments: [
+            ExtmapCase(name: "video, id 5", video: transportWideExtmap("5"), videoID: nil, audioID: nil),
+            ExtmapCase(name: "audio, two-byte id 15", audio: transportWideExtmap("15"), videoID: nil, audioID: nil),
+            ExtmapCase(
+                name: "session level, id 4",
+                session: transportWideExtmap("4/recvonly"),
+                videoID: nil,
+                audioID: nil
+            ),
+        ]
+    )
+    func movedTransportWideCC(_ extmap: ExtmapCase) throws {
+        let offer = try PublishOffer(Self.configuration())
+        let lines = Self.janusAnswer(with: extmap)
+        let moved = try #require(extmap.session ?? extmap.video ?? extmap.audio)
+        let number = try #require(lines.firstIndex(of: moved)) + 1
+        let error = #expect(throws: JSEPError.self) {
+            try PublishAnswer(parsing: Self.answer(lines), answering: offer)
+        }
+        #expect(error?.code == .answerMismatch)
+        #expect(error?.line == number)
+        #expect(error?.reason.hasPrefix("line \(number) (a=extmap:") == true)
+        #expect(error?.reason.contains("RFC 8285 section 7: an answer keeps the offered id") == true)
+    }
+
+    @Test("an answer's transport-wide cc we did not offer is not used")
+    func unofferedTransportWideCC() throws {
+        var configuration = try Self.configuration()
+        configuration.headerExtensions = []
+        let offer = try PublishOffer(configuration)
+        let lines = Self.janusAnswer(
+            with: ExtmapCase(name: "", video: Self.transportWideExtmap("7"), videoID: nil, audioID: nil)
+        )
+        let answer = try PublishAnswer(parsing: Self.answer(lines), answering: offer)
+        #expect(answer.video?.transportWideSequenceNumberID == nil)
+        #expect(answer.video?.feedback.contains(.transportWideCongestionControl) == false)
     }
 }

@@ -19,6 +19,7 @@ struct SDPFeedbackTests {
         a=rtcp-fb:96 nack pli\r
         a=rtcp-fb:96 ccm fir\r
         a=rtcp-fb:96 goog-remb\r
+        a=rtcp-fb:96 transport-cc\r
         a=rtcp-fb:* trr-int 100\r
         a=mid:video\r
         a=recvonly\r
@@ -53,6 +54,7 @@ struct SDPFeedbackTests {
                     rtcpFeedback: [
                         .nack(payloadType: 96), .pictureLossIndication(payloadType: 96),
                         .fullIntraRequest(payloadType: 96), .receiverEstimatedMaximumBitrate(payloadType: 96),
+                        .transportWideCongestionControl(payloadType: 96),
                         SDPRTCPFeedback(payloadType: nil, type: "trr-int", parameter: "100"),
                     ]
                 )
@@ -69,6 +71,7 @@ struct SDPFeedbackTests {
         #expect(video.offersFeedback("nack", payloadType: 96))
         #expect(video.offersFeedback("nack", parameter: "pli", payloadType: 96))
         #expect(video.offersFeedback("ccm", parameter: "fir", payloadType: 96))
+        #expect(video.offersFeedback("transport-cc", payloadType: 96))
         #expect(video.offersFeedback("trr-int", parameter: "100", payloadType: 99), "* applies to every format")
         #expect(!video.offersFeedback("nack", payloadType: 99))
         #expect(video.retransmissionFormat(for: 96)?.payloadType == 99)

@@ -37,7 +37,14 @@ public final class ChromiumViewer {
     public let process: BackgroundProcess
     public let outputDirectory: String
 
-    public init(url: String, options: Options, directory: TemporaryDirectory, name: String = "chromium") throws {
+    /// `launcher` as for `BackgroundProcess` (e.g. a `NetworkNamespace`'s).
+    public init(
+        url: String,
+        options: Options,
+        directory: TemporaryDirectory,
+        name: String = "chromium",
+        launcher: [String] = []
+    ) throws {
         let python = WebRTCSubscriber.repositoryRoot + "/out/venv/bin/python"
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw InteropFailure("\(python) is missing; run scripts/setup.sh")
@@ -55,7 +62,7 @@ public final class ChromiumViewer {
             ("--trust-spki", options.trustSPKI),
         ]
         for case let (option, value?) in optional { arguments += [option, value] }
-        process = try BackgroundProcess(python, arguments, directory: directory, name: name)
+        process = try BackgroundProcess(python, arguments, directory: directory, name: name, launcher: launcher)
     }
 
     public var output: String { process.output }

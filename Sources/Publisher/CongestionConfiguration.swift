@@ -1,0 +1,47 @@
+import CongestionControl
+import RTP
+
+/// Sender-wide settings of send-side congestion control (Docs/congestion.md). Off in a bare
+/// `MediaSender` (every packet leaves as it is cut, headers as RFC 3550 alone makes them);
+/// `rtc-publish` turns all of it on (`CongestionConfiguration.enabled`).
+public struct CongestionConfiguration: Sendable, Hashable {
+    /// Put a transport-wide sequence number slot in every packet and stamp it for receivers
+    /// that agreed on `transport-cc`; their feedback drives a delay-based estimate.
+    public var transportWide = false
+    /// Pace every destination's packets (`Pacer`); nil sends each picture as one burst.
+    public var pacing: Pacer.Configuration?
+    /// Probe for capacity above the estimate (RTX copies of recent packets as padding) for
+    /// receivers with transport feedback and RTX.
+    public var probing = true
+    /// How long a probe cluster's padding lasts at its rate at least, µs (libwebrtc: 15 ms),
+    /// and its fewest packets (libwebrtc: 5).
+    public var probeDurationUs: Int64 = 20_000
+    public var probeMinimumPackets = 5
+    /// What of a receiver's allowed rate is not the encoder's: the estimates count every byte on
+    /// the wire (audio, RTX, RTP/SRTP/UDP/IP headers), the encoder's target only the video
+    /// payload. The video target is `videoShare` × the allowed rate − `reservedBitrate`
+    /// (libwebrtc allocates the audio's rate first and subtracts the packet overhead the same
+    /// way). 1 and 0 leave the allowed rate as the video target.
+    public var videoShare = 1.0
+    public var reservedBitrate = 0
+
+    public init() {}
+
+    /// Transport-wide numbers, pacing and probing all on: what `rtc-publish` runs.
+    public static var enabled: CongestionConfiguration {
+        var configuration = CongestionConfiguration()
+        configuration.transportWide = true
+        configuration.pacing = Pacer.Configuration()
+        return configuration
+    }
+
+    /// The encoder's target for a receiver that allows `bitsPerSecond` on the wire.
+    func videoTarget(forWireRate bitsPerSecond: Int) -> Int {
+        Int(Double(bitsPerSecond) * videoShare) - reservedBitrate
+    }
+
+    /// The delay-based controller's bounds and start, those of the loss-based one.
+    func rateControl(_ bitrate: LossBasedBitrateController.Configuration) -> AIMDRateController.Configuration {
+        AIMDRateController.Configuration(minimum: bitrate.minimum, maximum: bitrate.maximum, start: bitrate.start)
+    }
+}

@@ -1,0 +1,150 @@
+import CongestionControl
+import RTP
+
+/// One destination's send-side congestion control (Docs/congestion.md): its transport-wide
+/// sequence numbers, what it sent under them, the delay-based estimator its transport feedback
+/// feeds, probing, and its pacer. Only the sender's thread (under the sender's lock) touches it.
+///
+/// Every destination has its own numbers and estimate, although one encode feeds them all: the
+/// paths differ, and the encoder follows the weakest receiver that is not an outlier
+/// (`ReceiverBitratePolicy`), while each destination's pacer spreads what the encoder makes at a
+/// multiple of what its own path takes.
+final class DestinationCongestion {
+    /// The RFC 8285 one-byte element id this receiver agreed for transport-wide sequence numbers
+    /// (nil: none, and the element in our packets is blanked to padding for it).
+    let transportWideID: UInt8?
+    /// Whether its audio carries the number too (its audio section agreed the same id).
+    let stampsAudio: Bool
+    private var nextSequenceNumber: UInt16 = 1
+    private(set) var sent: SentPacketHistory
+    private(set) var delayBased: DelayBasedEstimator
+    private var probeEstimator = ProbeBitrateEstimator()
+    var probes: ProbeController
+    /// nil when pacing is off: packets leave as the encoder makes them.
+    var pacer: Pacer?
+    /// The cluster every packet sent now belongs to, while a probe is being sent.
+    private(set) var activeProbe: Int?
+    private var results: [PacketResult] = []
+    private var clusters: [Int] = []
+    var statistics = CongestionStatistics()
+
+    /// Where the transport-wide element sits in our packets: right after the 12-byte header (no
+    /// CSRCs) and the 4-byte RFC 8285 preamble; it is the template's first element.
+    static let elementOffset = 16
+
+    init(
+        transportWideID: UInt8?,
+        stampsAudio: Bool,
+        rateControl: AIMDRateController.Configuration,
+        pacing: Pacer.Configuration?
+    ) throws {
+        self.transportWideID = transportWideID.flatMap { (1...14).contains($0) ? $0 : nil }
+        self.stampsAudio = stampsAudio && self.transportWideID != nil
+        sent = try SentPacketHistory()
+        delayBased = try DelayBasedEstimator(configuration: .init(rateControl: rateControl))
+        delayBased.standingQueue = StandingQueueDetector()
+        probes = ProbeController(maximum: rateControl.maximum)
+        pacer = try pacing.map { try Pacer(configuration: $0) }
+        results.reserveCapacity(1024)
+        clusters.reserveCapacity(1024)
+        statistics.transportWide = self.transportWideID != nil
+    }
+
+    /// Writes this destination's next transport-wide number into the clear packet at `base`
+    /// (before SRTP; the header is authenticated, not encrypted), or blanks the element when this
+    /// receiver did not agree on it, so it never sees an id it did not negotiate. Returns the
+    /// number written. A packet without our template (no extension) is left alone.
+    func stamp(_ base: UnsafeMutableRawPointer, length: Int, audio: Bool) -> UInt16? {
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        guard length >= Self.elementOffset + 4, bytes[0] & 0x1F == 0x10, bytes[12] == 0xBE, bytes[13] == 0xDE,
+            bytes[Self.elementOffset] & 0x0F == 1
+        else { return nil }
+        guard let id = transportWideID, !audio || stampsAudio else {
+            bytes[Self.elementOffset] = 0
+            bytes[Self.elementOffset + 1] = 0
+            bytes[Self.elementOffset + 2] = 0
+            return nil
+        }
+        let number = nextSequenceNumber
+        nextSequenceNumber &+= 1
+        bytes[Self.elementOffset] = id << 4 | 1
+        bytes[Self.elementOffset + 1] = UInt8(truncatingIfNeeded: number >> 8)
+        bytes[Self.elementOffset + 2] = UInt8(truncatingIfNeeded: number)
+        return number
+    }
+
+    /// Remembers a stamped packet as it leaves (`size`: the protected datagram).
+    func recordSent(_ number: UInt16, size: Int, at nowUs: Int64) {
+        sent.record(sequenceNumber: number, sendTimeUs: nowUs, size: size, cluster: activeProbe ?? -1)
+    }
+
+    /// A transport feedback message: the delay-based estimate, probe results. Returns the rate
+    /// a probe cluster found, when this message completed one.
+    @discardableResult
+    func receive(_ feedback: RTCPTransportFeedback, roundTripUs: Int64?, at nowUs: Int64) -> Int? {
+        guard transportWideID != nil else { return nil }
+        results.removeAll(keepingCapacity: true)
+        clusters.removeAll(keepingCapacity: true)
+        var lost = 0
+        var unknown = 0
+        feedback.forEachStatus { status in
+            guard let found = sent.result(status.sequenceNumber, arrivalTimeUs: status.arrivalTime) else {
+                unknown += 1
+                return
+            }
+            if status.arrivalTime == nil { lost += 1 }
+            results.append(found.result)
+            clusters.append(found.cluster)
+        }
+        statistics.feedbackMessages += 1
+        statistics.reportedLost += lost
+        statistics.unknownPackets += unknown
+        if let roundTripUs { delayBased.setRoundTripTime(roundTripUs) }
+        let before = delayBased.bitrate
+        let update = delayBased.update(with: results, at: nowUs)
+        var probed: Int?
+        for (result, cluster) in zip(results, clusters) where cluster >= 0 {
+            guard let rate = probeEstimator.add(result, cluster: cluster) else { continue }
+            statistics.lastProbeBitrate = rate
+            delayBased.applyProbeResult(rate, at: nowUs)
+            probes.record(result: rate, cluster: cluster, at: nowUs)
+            if update.state != .overusing { probed = rate }
+        }
+        if delayBased.drainCap != nil { probes.recordDecrease(at: nowUs) }
+        if update.state == .overusing && delayBased.bitrate < before {
+            statistics.overuseEvents += 1
+            probes.recordDecrease(at: nowUs)
+        }
+        statistics.delayBasedBitrate = delayBased.bitrate
+        statistics.acknowledgedBitrate = update.acknowledgedBitrate
+        statistics.delayState = "\(update.state)"
+        statistics.delayTrendMilliseconds = update.trend
+        statistics.thresholdMilliseconds = update.threshold
+        statistics.queueDelayMilliseconds = Double(delayBased.standingQueue?.delayUs ?? 0) / 1000
+        return probed
+    }
+
+    /// Whether transport feedback has arrived, so the delay-based estimate counts.
+    var hasEstimate: Bool { statistics.feedbackMessages > 0 }
+
+    /// Starts probe cluster `id`: every packet sent until `endProbe` belongs to it.
+    func beginProbe(id: Int, packets: Int, bytes: Int) {
+        activeProbe = id
+        probeEstimator.begin(.init(id: id, minimumPackets: packets, minimumBytes: bytes))
+        statistics.probesSent += 1
+    }
+
+    func endProbe() { activeProbe = nil }
+}
+
+extension DestinationCongestion {
+    /// The header extension every packet carries when transport-wide numbers are on: RFC 8285
+    /// one-byte form, one element (id 3, 2 bytes) and a byte of padding; each destination's copy
+    /// gets its own id and number or the element blanked.
+    static let template = RTPHeaderExtension(
+        profile: 0xBEDE,
+        data: [templateID << 4 | 1, 0, 0, 0]
+    )
+    /// The id in the template, and the one our SDP files and WHIP offer give the extension.
+    static let templateID: UInt8 = 3
+}

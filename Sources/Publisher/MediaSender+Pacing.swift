@@ -1,0 +1,152 @@
+import CongestionControl
+import Media
+import RTP
+
+/// The paced send path (Docs/congestion.md): a picture's packets wait in each destination's
+/// pacer as handles (their RTP sequence numbers; the bytes stay in the video history) and leave
+/// at a multiple of that destination's rate in bursts of a few milliseconds, each burst one
+/// segmented send as before; retransmissions jump the queue; probes are RTX copies of recent
+/// packets queued as padding while the pacer runs at the probe's rate.
+extension MediaSender {
+    /// Queues a freshly cut video packet on every paced destination.
+    func enqueuePaced(_ buffer: RTPPacketBuffer, at nowUs: Int64) {
+        let sequenceNumber = buffer.withUnsafeBytes { UInt16($0[2]) << 8 | UInt16($0[3]) }
+        for destination in destinations where destination.congestion.pacer != nil {
+            if destination.congestion.pacer?.enqueue(
+                handle: Int(sequenceNumber),
+                size: buffer.count,
+                kind: .video,
+                at: nowUs
+            ) == false {
+                destination.congestion.statistics.pacerDropped += 1
+            }
+        }
+    }
+
+    /// Sends what every paced destination's budget allows at `now` (monotonic ns).
+    public func sendPaced(now: UInt64) {
+        let nowUs = Int64(now / 1000)
+        for destination in destinations where destination.congestion.pacer != nil {
+            sendPaced(destination, at: nowUs)
+        }
+    }
+
+    private func sendPaced(_ destination: Destination, at nowUs: Int64) {
+        let congestion = destination.congestion
+        let headerLength = video.headerLength
+        pacedBurst.removeAll()
+        func flush() {
+            guard pacedBurst.count > 0 else { return }
+            destination.send(
+                burst: pacedBurst,
+                headerLength: headerLength,
+                to: destination.address.videoRTP,
+                through: destination.sockets.rtp,
+                scratch: burstScratch
+            )
+            packetsSent += pacedBurst.count
+            pacedBurst.removeAll()
+        }
+        while let (handle, kind) = congestion.pacer?.next(at: nowUs) {
+            let sequenceNumber = UInt16(truncatingIfNeeded: handle)
+            switch kind {
+            case .video:
+                let stored = videoHistory.withPacket(sequenceNumber) { pacedBurst.append(bytes: $0) } ?? false
+                if !stored { congestion.statistics.pacerDropped += 1 }
+                if pacedBurst.isFull { flush() }
+            case .retransmission, .padding:
+                // Order on the wire follows the pacer's: what was gathered goes first.
+                flush()
+                if destination.retransmit(
+                    sequenceNumber,
+                    from: videoHistory,
+                    rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
+                ) {
+                    packetsSent += 1
+                }
+            case .audio:
+                break
+            }
+        }
+        flush()
+        if congestion.activeProbe != nil, congestion.pacer?.queued(.padding) == 0 {
+            congestion.endProbe()
+            applyPacingRate(to: destination)
+        }
+    }
+
+    /// The earliest instant (monotonic ns) a paced destination may send again, nil when no
+    /// pacer holds anything.
+    var nextPacedDeadline: UInt64? {
+        let nowUs = Int64(MonotonicClock.now() / 1000)
+        var earliest: Int64?
+        for destination in destinations {
+            guard let next = destination.congestion.pacer?.nextSendTime(at: nowUs) else { continue }
+            earliest = min(earliest ?? next, next)
+        }
+        return earliest.map { UInt64(max(0, $0)) * 1000 }
+    }
+
+    /// Whether any pacer holds packets (the media thread then wakes the sender thread).
+    var hasPacedBacklog: Bool {
+        destinations.contains { ($0.congestion.pacer?.queuedPackets ?? 0) > 0 }
+    }
+
+    /// A NACKed packet: into the pacer ahead of video when paced, else out at once.
+    func queueRetransmission(_ sequenceNumber: UInt16, to destination: Destination, at now: UInt64) {
+        if destination.congestion.pacer != nil {
+            let size = videoHistory.withPacket(sequenceNumber) { $0.count } ?? 0
+            let queued =
+                destination.congestion.pacer?.enqueue(
+                    handle: Int(sequenceNumber),
+                    size: size + RTPRetransmission.overhead,
+                    kind: .retransmission,
+                    at: Int64(now / 1000)
+                ) ?? false
+            if !queued { destination.congestion.statistics.pacerDropped += 1 }
+            return
+        }
+        _ = destination.retransmit(
+            sequenceNumber,
+            from: videoHistory,
+            rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
+        )
+    }
+
+    /// The pacer runs at the pacing factor × the larger of this destination's allowed rate and
+    /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
+    /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
+    /// sent (`startProbe`).
+    func applyPacingRate(to destination: Destination) {
+        guard destination.congestion.activeProbe == nil else { return }
+        let allowed =
+            destination.feedback.hasEstimate || destination.congestion.hasEstimate ? destination.bitrateTarget : 0
+        destination.congestion.pacer?.setTargetRate(max(allowed, targetBitrate))
+    }
+
+    /// Starts a probe for `destination` when its controller wants one: RTX copies of the newest
+    /// video packets, queued as padding, sent at the probe's rate (Docs/congestion.md).
+    func probeIfDue(_ destination: Destination, at now: UInt64) {
+        let congestion = destination.congestion
+        guard configuration.congestion.probing, congestion.hasEstimate, congestion.activeProbe == nil,
+            destination.options.retransmission == .rtx, let factor = congestion.pacer?.configuration.pacingFactor,
+            let probe = congestion.probes.probe(at: Int64(now / 1000), estimate: destination.bitrateTarget)
+        else { return }
+        let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
+        var queued = (packets: 0, bytes: 0)
+        var sequenceNumber = video.nextSequenceNumber &- 1
+        let nowUs = Int64(now / 1000)
+        while queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes {
+            guard let size = videoHistory.withPacket(sequenceNumber, { $0.count }) else { break }
+            // In place: a copy of the pacer would copy its rings.
+            guard congestion.pacer?.enqueue(handle: Int(sequenceNumber), size: size, kind: .padding, at: nowUs) == true
+            else { break }
+            queued.packets += 1
+            queued.bytes += size
+            sequenceNumber &-= 1
+        }
+        guard queued.packets > 0 else { return }
+        congestion.pacer?.setTargetRate(Int(Double(probe.rate) / factor))
+        congestion.beginProbe(id: probe.id, packets: queued.packets, bytes: queued.bytes)
+    }
+}
