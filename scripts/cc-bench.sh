@@ -6,6 +6,7 @@
 #                       [--queue-bytes N] [--only chromium|ours] [--chromium-codec vp8|h264]
 #                       [--our-start 1000] [--our-min 150] [--our-max 4000] [--no-doc]
 #                       [--port-from-log]  (match the port from the log even with --ice-ports)
+#                       [--report-only]    (only rewrite the table from out/cc-bench's last run)
 #
 # Each run gets a fresh network namespace (rtc-ccb-*, lo only, deleted on every exit) with
 # Tests/Peers/bottleneck.py shaping lo: htb, the shaped class rate = ceil = the schedule's capacity
@@ -42,10 +43,11 @@ OUR_MAX=4000
 ICE_PORTS=40000-40999
 CHROMIUM_CODEC=vp8
 PORT_FROM_LOG=0
+REPORT_ONLY=0
 ARGS_SHOWN="$*"
 
 fail() { echo "cc-bench: $*" >&2; exit 1; }
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECS=${2:?}; shift 2 ;;
@@ -59,6 +61,7 @@ while [ $# -gt 0 ]; do
     --our-max) OUR_MAX=${2:?}; shift 2 ;;
     --no-doc) WRITE_DOC=0; shift ;;
     --port-from-log) PORT_FROM_LOG=1; shift ;;
+    --report-only) REPORT_ONLY=1; shift ;;
     -h | --help) usage 0 ;;
     *) echo "cc-bench: unknown argument '$1'" >&2; usage 2 ;;
   esac
@@ -70,6 +73,8 @@ done
 case "$CHROMIUM_CODEC" in h264 | vp8) ;; *) fail "--chromium-codec is 'h264' or 'vp8'" ;; esac
 case "$ONLY" in "" | chromium | ours) ;; *) fail "--only is 'chromium' or 'ours'" ;; esac
 for v in OUR_START OUR_MIN OUR_MAX; do [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || fail "--${v,,} must be kbit/s"; done
+OUT=out/cc-bench
+if [ "$REPORT_ONLY" = 0 ]; then
 [ "$(id -u)" = 0 ] || fail "needs root (network namespaces, tc, nftables)"
 PY=out/venv/bin/python
 [ -x "$PY" ] || fail "$PY is missing (scripts/setup.sh creates the venv with websockets)"
@@ -87,9 +92,8 @@ if [ "$ONLY" != chromium ]; then
 fi
 [ -x "$BIN/rtc-encode" ] || fail "$BIN/rtc-encode is missing (swift build -c release)"
 
-OUT=out/cc-bench
 mkdir -p "$OUT"
-rm -rf "$OUT/chromium" "$OUT/ours"
+rm -rf "$OUT/chromium" "$OUT/ours" "$OUT/run.env"
 # The synthetic screen as a file for Chromium's fake camera (it loops the file), kept between runs.
 SRC=$OUT/source
 if [ ! -s "$SRC/in.y4m" ] && [ "$ONLY" != ours ]; then
@@ -176,7 +180,7 @@ if [ "$ONLY" != chromium ]; then
   PIDS+=("$signal_pid")
   for _ in $(seq 50); do grep -q listening "$dir/rtc-signal.log" && break; sleep 0.1; done
   (cd "$dir" && exec ip netns exec "$ns" "$PUBLISH" --room ccbench --uid alice_sub --signal "127.0.0.1:$bport" \
-    --no-preview --ice-address 127.0.0.1 "${ICE_FLAG[@]}" --size 1280x720 --fps 30 --preset ultrafast --threads 1 \
+    --no-preview --ice-address 127.0.0.1 "${ICE_FLAG[@]}" --size 1280x720 --fps 30 --preset ultrafast --threads 1 --keyint 1800 \
     --video-bitrate "$OUR_START" --min-video-bitrate "$OUR_MIN" --max-video-bitrate "$OUR_MAX" \
     --duration $((SECS + 90)) --stats-json stats.jsonl) >"$dir/rtc-publish.log" 2>&1 &
   publish_pid=$!
@@ -216,11 +220,19 @@ if [ "$ONLY" != chromium ]; then
   echo "cc-bench: (b) exit $OURS_RC: $(tail -1 "$dir/chromium.log")"
 fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+SHOWN="scripts/cc-bench.sh${ARGS_SHOWN:+ $ARGS_SHOWN}"
+LOAD="$LOAD_BEFORE -> $LOAD_AFTER"
+OUR_RATES="$OUR_START/$OUR_MIN/$OUR_MAX"
+declare -p SHOWN DATE LOAD CHROMIUM_RC OURS_RC OURS_MODE OUR_RATES >"$OUT/run.env"
+else
+  [ -s "$OUT/run.env" ] || fail "--report-only: no $OUT/run.env from an earlier run"
+  # shellcheck disable=SC1091 # written by the run above
+  source "$OUT/run.env"
+fi
 
 # --- the table ---------------------------------------------------------------------------------
-SHOWN="scripts/cc-bench.sh${ARGS_SHOWN:+ $ARGS_SHOWN}"
-python3 - "$OUT" "$DOC" "$WRITE_DOC" "$SHOWN" "$DATE" "$LOAD_BEFORE -> $LOAD_AFTER" "$CHROMIUM_RC" "$OURS_RC" \
-  "$OURS_MODE" "$OUR_START/$OUR_MIN/$OUR_MAX" <<'EOF'
+python3 - "$OUT" "$DOC" "$WRITE_DOC" "$SHOWN" "$DATE" "$LOAD" "$CHROMIUM_RC" "$OURS_RC" \
+  "$OURS_MODE" "$OUR_RATES" <<'EOF'
 import json, os, re, sys
 
 out, doc, write_doc, shown, date, load, chromium_rc, ours_rc, ours_mode, our_rates = sys.argv[1:]
@@ -297,7 +309,7 @@ if pair and pair.get("ok"):
         f"Chromium ({pair.get('chromium')}): {pair.get('codec')} by {pair.get('encoderImplementation')}, "
         f"source {pair['source']['width']}x{pair['source']['height']} {pair['source']['frameRate']} fps "
         f"(the synthetic screen), degradationPreference {pair.get('degradationPreference')}, contentHint "
-        f"{pair.get('contentHint')}, maxBitrate {pair.get('maxBitrateKbps')} kbit/s. Per phase (settled), kbit/s: "
+        f"{pair.get('contentHint') or 'none'}, maxBitrate {pair.get('maxBitrateKbps')} kbit/s. Per phase (settled), kbit/s: "
         f"sent / mean targetBitrate / mean availableOutgoingBitrate = {per}. Seconds the encoder sent < 80 % of its "
         f"target: {pair.get('encoderLimitedSeconds')}. Packets lost {t.get('packetsLost')}, NACKs {t.get('nackCount')}, "
         f"PLIs {t.get('pliCount')}, key frames decoded {t.get('keyFramesDecoded')} in the window "
@@ -353,8 +365,9 @@ if write_doc == "1":
         "",
         "Each sender in a network namespace of its own, through the same shaping of its `lo` "
         "(Tests/Peers/bottleneck.py): htb, shaped class rate = ceil = the capacity, bfifo of "
-        f"{bn_any.get('queueBytes')} bytes (250 ms at the top capacity); packets classified by "
-        f"{bn_any.get('classifier')}. The schedule's clock starts when the sender's ICE has connected. "
+        f"{bn_any.get('queueBytes')} bytes (250 ms at the top capacity); the nft rule marks the sender's "
+        f"packets and sets their skb priority to the class 1:10, which htb classifies by "
+        f"({'this kernel has no cls_fw for a mark filter' if 'fw filter' in str(bn_any.get('classifier')) or 'no cls_fw' in str(bn_any.get('classifier')) else bn_any.get('classifier')}). The schedule's clock starts when the sender's ICE has connected. "
         f"Delivered rate, utilisation, queueing delay (backlog × 8 / capacity) and drops over each phase "
         f"after its first {bn_any.get('settleSeconds')} s. Tracking: seconds from the step to the end of the "
         "first 1-s window whose offered rate (delivered + dropped + backlog change) is within 0.85–1.10 × "

@@ -171,8 +171,8 @@ class Bottleneck:
         if fw.returncode == 0:
             self.classifier = "fw (mark 0x10)"
         else:
-            self.classifier = "skb priority 1:10 set by the nft rule (no cls_fw in this kernel: " + \
-                (fw.stderr.strip().splitlines() or ["?"])[0] + ")"
+            reason = (fw.stderr.strip().splitlines() or ["?"])[0]
+            self.classifier = f"skb priority 1:10, set by the same nft rule (tc's fw filter: {reason})"
         run(["nft", "-f", "-"], input=(
             f"table inet {TABLE} {{\n"
             "  counter offered { }\n"
