@@ -32,21 +32,16 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// Takes the least offset of one feedback message's received packets, at `nowUs`.
     public mutating func update(minimumOffsetUs offset: Int64, at nowUs: Int64) {
         let bucketUs = max(1, windowUs / Int64(buckets.count))
-        if let start = bucketStartUs {
-            var elapsed = nowUs - start
-            while elapsed >= bucketUs {
+        if var start = bucketStartUs, nowUs - start <= windowUs + bucketUs {
+            while nowUs - start >= bucketUs {
                 current = (current + 1) % buckets.count
                 buckets[current] = .max
-                bucketStartUs = (bucketStartUs ?? nowUs) + bucketUs
-                elapsed -= bucketUs
-                if elapsed > windowUs {
-                    // A long silence: every bucket is stale.
-                    for index in buckets.indices { buckets[index] = .max }
-                    bucketStartUs = nowUs
-                    break
-                }
+                start += bucketUs
             }
+            bucketStartUs = start
         } else {
+            // The first message, or after a silence longer than the window: every bucket is stale.
+            for index in buckets.indices { buckets[index] = .max }
             bucketStartUs = nowUs
         }
         buckets[current] = min(buckets[current], offset)

@@ -64,7 +64,7 @@ extension Destination {
     public var feedbackStatistics: FeedbackStatistics {
         var result = feedback.statistics
         result.nack = feedback.limiter.statistics
-        result.bitrateEstimate = feedback.hasEstimate || congestion.hasEstimate ? bitrateTarget : nil
+        result.bitrateEstimate = allowedBitrate
         var congestionStatistics = congestion.statistics
         if let pacer = congestion.pacer {
             let nowUs = Int64(MonotonicClock.now() / 1000)
@@ -82,5 +82,11 @@ extension Destination {
     var bitrateTarget: Int {
         guard congestion.hasEstimate else { return feedback.bitrate.target }
         return min(feedback.bitrate.target, congestion.delayBased.bitrate)
+    }
+
+    /// `bitrateTarget` once this receiver has said anything about the path (an RR or REMB about
+    /// our video, or transport feedback); nil before: it has no vote on the encoder's rate yet.
+    var allowedBitrate: Int? {
+        feedback.hasEstimate || congestion.hasEstimate ? bitrateTarget : nil
     }
 }

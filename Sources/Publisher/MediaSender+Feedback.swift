@@ -49,8 +49,9 @@ extension MediaSender {
         }
         if keyFrames.due(at: now) { actions.keyFrameRequested = true }
         bitrateVotes.removeAll(keepingCapacity: true)
-        for destination in destinations where destination.feedback.hasEstimate || destination.congestion.hasEstimate {
-            bitrateVotes.append(configuration.congestion.videoTarget(forWireRate: destination.bitrateTarget))
+        for destination in destinations {
+            guard let allowed = destination.allowedBitrate else { continue }
+            bitrateVotes.append(configuration.congestion.videoTarget(forWireRate: allowed))
         }
         let target = bitratePolicy.target(&bitrateVotes)
         let threshold = configuration.feedback.bitrateChangeThreshold

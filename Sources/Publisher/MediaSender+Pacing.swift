@@ -116,12 +116,10 @@ extension MediaSender {
     /// The pacer runs at the pacing factor × the larger of this destination's allowed rate and
     /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
     /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
-    /// sent (`startProbe`).
+    /// sent (`probeIfDue`).
     func applyPacingRate(to destination: Destination) {
         guard destination.congestion.activeProbe == nil else { return }
-        let allowed =
-            destination.feedback.hasEstimate || destination.congestion.hasEstimate ? destination.bitrateTarget : 0
-        destination.congestion.pacer?.setTargetRate(max(allowed, targetBitrate))
+        destination.congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
     }
 
     /// Starts a probe for `destination` when its controller wants one: RTX copies of the newest

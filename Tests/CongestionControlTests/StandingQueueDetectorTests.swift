@@ -1,0 +1,35 @@
+import CongestionControl
+import Testing
+
+@Suite("Standing-queue detector")
+struct StandingQueueDetectorTests {
+    @Test("the delay is the offset above the window's minimum; the drain rate follows it")
+    func delayAndDrain() {
+        var detector = StandingQueueDetector()
+        detector.update(minimumOffsetUs: 5_000_000, at: 0)
+        #expect(detector.delayUs == 0)
+        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == nil)
+        detector.update(minimumOffsetUs: 5_080_000, at: 4_000_000)
+        #expect(detector.delayUs == 80_000)
+        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == nil)  // under the 100 ms limit
+        detector.update(minimumOffsetUs: 5_300_000, at: 8_000_000)
+        #expect(detector.delayUs == 300_000)
+        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == 700_000)
+        detector.update(minimumOffsetUs: 5_750_000, at: 9_000_000)
+        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == 500_000)  // at least half
+    }
+
+    @Test("the minimum ages out after the window, and a long silence forgets it")
+    func window() {
+        var detector = StandingQueueDetector(windowUs: 10_000_000, buckets: 10)
+        detector.update(minimumOffsetUs: 1_000, at: 0)
+        detector.update(minimumOffsetUs: 201_000, at: 5_000_000)
+        #expect(detector.delayUs == 200_000)
+        // 0 s's bucket leaves the window once ten 1 s buckets have passed.
+        detector.update(minimumOffsetUs: 201_000, at: 10_500_000)
+        #expect(detector.delayUs == 0)
+        // After a silence longer than the window, the next offset is the new base.
+        detector.update(minimumOffsetUs: 900_000, at: 40_000_000)
+        #expect(detector.delayUs == 0)
+    }
+}
