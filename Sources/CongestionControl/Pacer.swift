@@ -13,6 +13,13 @@
 ///   packet bursts", 5 ms), so a sender thread that wakes late sends a small burst, never more.
 ///   With nothing paced queued nothing is banked at all (libwebrtc's debt floors at zero): a key frame after
 ///   an idle second starts from an empty budget instead of leaving in one lump.
+/// - Burst allowance: packets may also leave while the debt is below `burstAllowanceUs` of the
+///   pacing rate (libwebrtc's `send_burst_interval`, 40 ms in Chromium's pacer), capped at
+///   `maximumBurstBytes` (libwebrtc kMaxBurstSize, 63 KB, so a high rate cannot flood the socket
+///   buffer). An ordinary picture then leaves at once and only what is larger than the allowance
+///   is spread: a receiver's jitter buffer sees pictures arrive whole, as from an unpaced sender,
+///   while a key frame still spreads. `burstAllowed = false` holds it off (a probe must leave at
+///   its own rate). 0 is the older rule: nothing leaves until the debt is paid.
 /// - Priorities: audio, then retransmissions, then video, then padding (libwebrtc's
 ///   `PacketQueue` priorities; padding only exists when the caller queued it). Audio is never
 ///   held by the budget (libwebrtc sends audio immediately) but is charged, so video yields the
@@ -41,6 +48,11 @@ public struct Pacer: Sendable {
         /// The most budget banked while packets wait, µs of the pacing rate (libwebrtc
         /// kDefaultMinPacketLimit = 5 ms, the time between packet bursts).
         public var burstIntervalUs: Int64
+        /// How much debt packets may still leave under, µs of the pacing rate (libwebrtc
+        /// `send_burst_interval`: 40 ms in Chromium); 0 holds every packet until the debt is paid.
+        public var burstAllowanceUs: Int64
+        /// The burst allowance at most, bytes (libwebrtc kMaxBurstSize = 63 KB).
+        public var maximumBurstBytes: Int
         /// The longest a queued retransmission or video packet should wait before the rate rises
         /// to drain it, µs (libwebrtc kMaxExpectedQueueLength = 2 s).
         public var maximumQueueTimeUs: Int64
@@ -53,12 +65,16 @@ public struct Pacer: Sendable {
         public init(
             pacingFactor: Double = 2.5,
             burstIntervalUs: Int64 = 5_000,
+            burstAllowanceUs: Int64 = 0,
+            maximumBurstBytes: Int = 63_000,
             maximumQueueTimeUs: Int64 = 2_000_000,
             capacity: Int = 4096,
             minimumRate: Int = 50_000
         ) {
             self.pacingFactor = pacingFactor
             self.burstIntervalUs = burstIntervalUs
+            self.burstAllowanceUs = burstAllowanceUs
+            self.maximumBurstBytes = maximumBurstBytes
             self.maximumQueueTimeUs = maximumQueueTimeUs
             self.capacity = capacity
             self.minimumRate = minimumRate
@@ -122,6 +138,8 @@ public struct Pacer: Sendable {
     /// Bits × 10⁶; may be negative (debt), at most `pacingRate × burstIntervalUs`.
     private var budget: Int64 = 0
     private var lastUpdateUs: Int64?
+    /// Whether the burst allowance applies now; off while a probe must leave at its own rate.
+    public var burstAllowed = true
 
     public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         guard configuration.pacingFactor.isFinite, configuration.pacingFactor >= 1 else {
@@ -133,6 +151,12 @@ public struct Pacer: Sendable {
             throw CongestionControlError.invalid(
                 "pacer needs a burst interval and a maximum queue time > 0; got \(configuration.burstIntervalUs) µs, "
                     + "\(configuration.maximumQueueTimeUs) µs"
+            )
+        }
+        guard configuration.burstAllowanceUs >= 0, configuration.maximumBurstBytes >= 0 else {
+            throw CongestionControlError.invalid(
+                "pacer burst allowance must not be negative; got \(configuration.burstAllowanceUs) µs, "
+                    + "\(configuration.maximumBurstBytes) bytes"
             )
         }
         guard configuration.capacity > 0, configuration.minimumRate > 0 else {
@@ -174,7 +198,7 @@ public struct Pacer: Sendable {
         let kind: Kind
         if rings[Kind.audio.rawValue].count > 0 {
             kind = .audio
-        } else if budget >= 0, let paced = firstPacedKind {
+        } else if budget >= -allowance, let paced = firstPacedKind {
             kind = paced
         } else {
             return nil
@@ -191,9 +215,10 @@ public struct Pacer: Sendable {
         if rings[Kind.audio.rawValue].count > 0 { return nowUs }
         guard firstPacedKind != nil else { return nil }
         let current = refilled(to: nowUs)
-        if current >= 0 { return nowUs }
+        let allowance = self.allowance
+        if current >= -allowance { return nowUs }
         let rate = Int64(self.rate(at: nowUs))
-        return nowUs + (-current + rate - 1) / rate
+        return nowUs + (-current - allowance + rate - 1) / rate
     }
 
     public var queuedPackets: Int { rings.reduce(0) { $0 + $1.count } }
@@ -221,6 +246,14 @@ public struct Pacer: Sendable {
     }
 
     private var hasPaced: Bool { firstPacedKind != nil }
+
+    /// The debt packets may still leave under, bit·µs per second: the burst allowance at the
+    /// current pacing rate, at most `maximumBurstBytes`.
+    private var allowance: Int64 {
+        guard burstAllowed else { return 0 }
+        let byTime = Int64(pacingRate) * configuration.burstAllowanceUs
+        return min(byTime, Int64(configuration.maximumBurstBytes) * 8 * Self.microsecondsPerSecond)
+    }
 
     /// factor × target, at least the minimum.
     private var baseRate: Int {
@@ -266,4 +299,7 @@ extension Pacer {
 
     /// Packets of `kind` waiting now.
     public func queued(_ kind: Kind) -> Int { rings[kind.rawValue].count }
+
+    /// Bytes of `kind` waiting now.
+    public func queuedBytes(_ kind: Kind) -> Int { rings[kind.rawValue].bytes }
 }

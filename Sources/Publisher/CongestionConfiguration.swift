@@ -24,6 +24,12 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// way). 1 and 0 leave the allowed rate as the video target.
     public var videoShare = 1.0
     public var reservedBitrate = 0
+    /// Pictures are not encoded while a followed receiver's pacer holds more video than leaves
+    /// in this long, µs (`MediaSender.pacedBacklogHoldsVideo`); 0 never holds. One second: a
+    /// held picture is a freeze the viewer sees, so only a backlog that would delay every later
+    /// picture by more than a second is worth one (measured: 300 ms held pictures for 700 ms
+    /// after a 3 → 1 Mbit/s step and cut no latency; Docs/congestion.md).
+    public var maximumPacedBacklogUs: Int64 = 1_000_000
 
     public init() {}
 
@@ -31,7 +37,9 @@ public struct CongestionConfiguration: Sendable, Hashable {
     public static var enabled: CongestionConfiguration {
         var configuration = CongestionConfiguration()
         configuration.transportWide = true
-        configuration.pacing = Pacer.Configuration()
+        // Chromium's pacer lets 40 ms of data leave at once: pictures arrive whole, and the
+        // receiver's jitter buffer does not grow to the spread of a paced picture.
+        configuration.pacing = Pacer.Configuration(burstAllowanceUs: 40_000)
         return configuration
     }
 

@@ -18,7 +18,8 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
     /// The latest reception report about our video and our audio.
     public var video: ReceiverReportSummary?
     public var audio: ReceiverReportSummary?
-    /// NACKed sequence numbers: asked, resent, not in the history, suppressed (within an RTT).
+    /// NACKed sequence numbers: asked, resent, not in the history, suppressed (within an RTT),
+    /// over the rate (the last half second's resends already at the allowed rate).
     public var nack = RetransmissionLimiter.Statistics()
     /// NACKed sequence numbers not served because retransmission is off for this destination.
     public var nackIgnored = 0
@@ -47,7 +48,7 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
             )
             if let rtt = video.roundTripMilliseconds { parts.append("rtt \(fixedDecimal(rtt, places: 0)) ms") }
         }
-        parts.append("nack \(nack.asked)/\(nack.sent)/\(nack.notFound)/\(nack.suppressed)")
+        parts.append("nack \(nack.asked)/\(nack.sent)/\(nack.notFound)/\(nack.suppressed)/\(nack.overRate)")
         parts.append("pli \(pictureLossIndications) fir \(fullIntraRequests)")
         if let bitrateEstimate { parts.append("estimate \(bitrateEstimate / 1000) kbit/s") }
         if let congestion, congestion.transportWide { parts.append(congestion.statusText) }

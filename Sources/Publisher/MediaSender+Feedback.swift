@@ -54,6 +54,7 @@ extension MediaSender {
             bitrateVotes.append(configuration.congestion.videoTarget(forWireRate: allowed))
         }
         let target = bitratePolicy.target(&bitrateVotes)
+        weakestFollowedVote = bitratePolicy.weakestFollowed(&bitrateVotes)
         let threshold = configuration.feedback.bitrateChangeThreshold
         if abs(Double(target - targetBitrate)) >= threshold * Double(targetBitrate) {
             targetBitrate = target
@@ -267,11 +268,15 @@ extension MediaSender {
             feedback.statistics.nackIgnored += 1
             return
         }
+        // Resends count against what this receiver allows (RTX header included), once it said.
+        let bytes = (videoHistory.withPacket(sequenceNumber) { $0.count } ?? 0) + RTPRetransmission.overhead
         let decision = feedback.limiter.decide(
             sequenceNumber,
             available: videoHistory.contains(sequenceNumber),
             at: now,
-            roundTrip: interval
+            roundTrip: interval,
+            bytes: bytes,
+            maximumRate: destination.allowedBitrate
         )
         guard decision == .resend else { return }
         queueRetransmission(sequenceNumber, to: destination, at: now)

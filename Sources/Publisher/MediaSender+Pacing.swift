@@ -71,6 +71,7 @@ extension MediaSender {
         flush()
         if congestion.activeProbe != nil, congestion.pacer?.queued(.padding) == 0 {
             congestion.endProbe()
+            congestion.pacer?.burstAllowed = true
             applyPacingRate(to: destination)
         }
     }
@@ -116,10 +117,20 @@ extension MediaSender {
     /// The pacer runs at the pacing factor × the larger of this destination's allowed rate and
     /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
     /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
-    /// sent (`probeIfDue`).
+    /// sent (`probeIfDue`). While the path's queue is being drained (a standing queue found,
+    /// `DelayBasedEstimator.drainCap`) it runs at the allowed rate itself: the link is full,
+    /// so what the pacer holds back would only wait in the bottleneck's queue instead, where
+    /// audio and retransmissions can no longer overtake it.
     func applyPacingRate(to destination: Destination) {
-        guard destination.congestion.activeProbe == nil else { return }
-        destination.congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
+        let congestion = destination.congestion
+        guard congestion.activeProbe == nil, let factor = congestion.pacer?.configuration.pacingFactor else { return }
+        // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
+        // would only grow its backlog to the queue-age limit.
+        if congestion.delayBased.drainCap != nil, isFollowed(destination), let allowed = destination.allowedBitrate {
+            congestion.pacer?.setTargetRate(Int(Double(allowed) / factor))
+        } else {
+            congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
+        }
     }
 
     /// Starts a probe for `destination` when its controller wants one: RTX copies of the newest
@@ -145,6 +156,34 @@ extension MediaSender {
         }
         guard queued.packets > 0 else { return }
         congestion.pacer?.setTargetRate(Int(Double(probe.rate) / factor))
+        // A probe measures the rate it is sent at: no burst.
+        congestion.pacer?.burstAllowed = false
         congestion.beginProbe(id: probe.id, packets: queued.packets, bytes: queued.bytes)
+    }
+
+    /// Whether the encoder follows this receiver: it has not reported yet, or its vote is not
+    /// below the weakest vote the policy kept (it is no outlier).
+    func isFollowed(_ destination: Destination) -> Bool {
+        guard let allowed = destination.allowedBitrate, let weakest = weakestFollowedVote else { return true }
+        return configuration.congestion.videoTarget(forWireRate: allowed) >= weakest
+    }
+
+    /// Whether the next picture should not be encoded: the pacer of a receiver the encoder
+    /// follows holds more video and retransmissions than leave in
+    /// `CongestionConfiguration.maximumPacedBacklogUs` at its rate. libwebrtc drops frames while
+    /// its congestion window is full for the same reason: after the capacity fell, what the
+    /// encoder made at the old rate waits in the pacer, and a new picture would only wait
+    /// behind it, adding its delay to every later one.
+    public func pacedBacklogHoldsVideo() -> Bool {
+        let limit = configuration.congestion.maximumPacedBacklogUs
+        guard limit > 0 else { return false }
+        for destination in destinations {
+            guard let pacer = destination.congestion.pacer, destination.congestion.activeProbe == nil else { continue }
+            let bytes = pacer.queuedBytes(.video) + pacer.queuedBytes(.retransmission)
+            guard bytes > 0, pacer.pacingRate > 0 else { continue }
+            let drainUs = Int64(bytes) * 8_000_000 / Int64(pacer.pacingRate)
+            if drainUs > limit, isFollowed(destination) { return true }
+        }
+        return false
     }
 }

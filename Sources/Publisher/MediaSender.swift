@@ -68,6 +68,8 @@ public final class MediaSender {
     let pacedBurst: PacketBurst
     /// Each receiver's allowed rate, gathered for the policy (capacity kept).
     var bitrateVotes: [Int] = []
+    /// The lowest receiver vote the policy follows (not an outlier), as of the last poll.
+    var weakestFollowedVote: Int?
 
     /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
     public init(configuration: Configuration, origin: UInt64) throws {

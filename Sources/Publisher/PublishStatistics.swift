@@ -13,6 +13,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var framesDropped = 0
     /// Captured frames left out to keep the stream at its frame rate (a 60 fps source, a flood).
     public var framesOverRate = 0
+    /// Frames not encoded while a receiver's pacer held a backlog (a capacity drop; Docs/congestion.md).
+    public var framesHeldByPacer = 0
     /// Captured audio chunks dropped: the mixer fell behind, or refused a chunk.
     public var audioChunksDropped = 0
     /// Audio the mixer could not play, per source, in 48 kHz frames: stamped behind the output
@@ -67,7 +69,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
-            + " | dropped \(new.framesDropped) | signaling \(new.signaling)\(capture)\(whip)\(viewers)\(rate)\(feedback)"
+            + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"
+            + " | signaling \(new.signaling)\(capture)\(whip)\(viewers)\(rate)\(feedback)"
     }
 
     /// The destination whose receiver reports the most loss (ties: the longest round trip), the

@@ -58,6 +58,10 @@ final class VideoPath {
             frame = try converter.convert(RawVideoFrame(frame), width: width, height: height)
         }
         control.statistics.withLock { $0.framesIn += 1 }
+        if control.sender.withLock({ $0.pacedBacklogHoldsVideo() }) {
+            control.statistics.withLock { $0.framesHeldByPacer += 1 }
+            return
+        }
         applyRequests()
         let encodeStart = MonotonicClock.now()
         let encoded = try encoder.encode(frame)

@@ -37,16 +37,20 @@ public struct ReceiverBitratePolicy: Sendable, Hashable {
     /// The one target for all receivers' `targets` (bits per second each), outliers left out;
     /// sorts `targets` in place (no allocation).
     public func target(_ targets: inout [Int]) -> Int {
-        guard !targets.isEmpty else { return idle }
-        targets.sort()
-        var weakest = targets[0]
-        if targets.count >= 3 {
-            // The lower median: with [1, 1, 4, 4] the two low receivers are half the room, not
-            // outliers.
-            let median = targets[(targets.count - 1) / 2]
-            weakest = targets.first { Double($0) >= outlierRatio * Double(median) } ?? median
-        }
+        guard let weakest = weakestFollowed(&targets) else { return idle }
         return min(max(weakest, floor), ceiling)
+    }
+
+    /// The lowest of `targets` that is not an outlier, unbounded (nil when empty): receivers at
+    /// or above it are the ones the encoder follows. Sorts `targets` in place.
+    public func weakestFollowed(_ targets: inout [Int]) -> Int? {
+        guard !targets.isEmpty else { return nil }
+        targets.sort()
+        guard targets.count >= 3 else { return targets[0] }
+        // The lower median: with [1, 1, 4, 4] the two low receivers are half the room, not
+        // outliers.
+        let median = targets[(targets.count - 1) / 2]
+        return targets.first { Double($0) >= outlierRatio * Double(median) } ?? median
     }
 
     /// The one target for all receivers' `targets` (bits per second each): the worst, bounded.

@@ -72,6 +72,8 @@ struct RTCPublish: ParsableCommand {
     var noTransportCc = false
     @Flag(help: "Send each picture's packets at once instead of pacing them at 2.5 x the target rate.")
     var noPacing = false
+    @Option(help: "Data the pacer lets leave at once, ms of its rate (0-100; Chromium: 40; 0 spreads every picture).")
+    var pacingBurstMs = 40
     @Flag(help: "Do not probe for capacity above the estimate (RTX padding) with transport-cc receivers.")
     var noProbing = false
     @Option(help: "Opus bitrate, bit/s.") var audioBitrate = 96_000
@@ -277,6 +279,10 @@ struct RTCPublish: ParsableCommand {
         )
         o.icePortRange = try icePorts.map(WebRTCArguments.portRange)
         o.congestion.transportWide = !noTransportCc
+        guard (0...100).contains(pacingBurstMs) else {
+            throw ValidationError("--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
+        }
+        o.congestion.pacing?.burstAllowanceUs = Int64(pacingBurstMs) * 1000
         if noPacing { o.congestion.pacing = nil }
         o.congestion.probing = !noProbing
         o.whip = try WebRTCArguments.whip(url: whip, token: whipToken, certificateAuthority: whipCa)

@@ -225,6 +225,8 @@ struct PacerTests {
         #expect(throws: CongestionControlError.self) { try Pacer(configuration: .init(maximumQueueTimeUs: 0)) }
         #expect(throws: CongestionControlError.self) { try Pacer(configuration: .init(capacity: 0)) }
         #expect(throws: CongestionControlError.self) { try Pacer(configuration: .init(minimumRate: 0)) }
+        #expect(throws: CongestionControlError.self) { try Pacer(configuration: .init(burstAllowanceUs: -1)) }
+        #expect(throws: CongestionControlError.self) { try Pacer(configuration: .init(maximumBurstBytes: -1)) }
         #expect(throws: Never.self) { try Pacer() }
     }
 }

@@ -71,16 +71,21 @@ extension PublishEndToEndTests {
         #expect((cc["probesSent"] as? Int ?? 0) >= 1, "\(cc)")
 
         // Once settled in each phase, the queue stays short (the 150 ms at p95) and
-        // the link is well used: 71–87 % measured (Docs/congestion.md; the 85 % is not
-        // reached in every run). A loss-based sender holds a 750 ms queue here; a stuck
-        // estimate uses under half the link.
+        // the link is well used: 88–94 % measured with the 40 ms burst allowance
+        // (Docs/congestion.md; 75 % leaves room for a debug build's noisier runs). A loss-based
+        // sender holds a 750 ms queue here; a stuck estimate uses under half the link.
         for phase in phases {
             let delay = phase["queueDelayMs"] as? [String: Any] ?? [:]
             let p95 = delay["p95"] as? Double ?? .infinity
             let utilisation = phase["utilisation"] as? Double ?? 0
             #expect(p95 <= 150, "queue p95 \(p95) ms in \(phase)")
-            #expect(utilisation >= 0.65, "utilisation \(utilisation) in \(phase)")
+            #expect(utilisation >= 0.75, "utilisation \(utilisation) in \(phase)")
         }
+        // The step down overflows the bottleneck's queue only briefly: the pacer holds what the
+        // encoder made before the estimate fell (at the drain rate) instead of the bottleneck,
+        // and resends stay under the allowed rate. 0–14 drops measured; 120–430 before.
+        let drops = phases.reduce(0) { $0 + ($1["drops"] as? Int ?? 0) }
+        #expect(drops <= 60, "bottleneck drops \(drops): \(phases)")
         // The step down: from 3 s after it, the sending rate is at most 1.1 × the new capacity
         // in at least 80 % of the 500 ms windows (a key frame a viewer asked for, or a probe,
         // may make one window more).
@@ -96,11 +101,11 @@ extension PublishEndToEndTests {
         let up = (steps[2]["trackingSeconds"] as? Double) ?? .infinity
         #expect(up <= 10, "tracking after 1 → 3 Mbit/s: \(steps[2])")
 
-        // The viewer: the screen in order, nearly every frame, no freeze beyond 1.5 s, no key
+        // The viewer: the screen in order, nearly every frame, no freeze beyond 1 s, no key
         // frame storm (one at the start, few after).
         #expect(tab.timecodes.inOrder && tab.timecodes.backwards == 0, "\(tab.timecodes)")
         #expect(tab.playbackQuality.framesInWindow >= Int(0.9 * 30 * 62), "\(tab.playbackQuality)")
-        #expect((tab.frames.maxGapMs ?? .infinity) <= 1500, "\(tab.frames)")
+        #expect((tab.frames.maxGapMs ?? .infinity) <= 1000, "\(tab.frames)")
         let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
         #expect(totals.keyFrames <= 6, "key frames: \(totals.keyFrames)")
         print(

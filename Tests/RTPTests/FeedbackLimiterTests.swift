@@ -96,4 +96,29 @@ struct FeedbackLimiterTests {
         #expect(limiter.statistics == .init(asked: 6, sent: 4, notFound: 1, suppressed: 1))
         #expect(throws: RTPError.self) { try RetransmissionLimiter(capacity: 3000) }
     }
+
+    @Test("resends stay under the allowed rate over any half second; a refused one may go later")
+    func retransmissionRate() throws {
+        var limiter = try RetransmissionLimiter(capacity: 1024)
+        let rtt = 100 * Self.ms
+        /// A 1200-byte resend of `number` at `ms`, the receiver allowing 480 kbit/s: half a
+        /// second holds 240 000 bits, 25 resends.
+        func decide(_ number: UInt16, atMilliseconds ms: UInt64) -> RetransmissionLimiter.Decision {
+            limiter.decide(number, available: true, at: ms * Self.ms, roundTrip: rtt, bytes: 1200, maximumRate: 480_000)
+        }
+        let decisions = (UInt16(0)..<30).map { decide($0, atMilliseconds: 1000) }
+        #expect(decisions.filter { $0 == .resend }.count == 25)
+        #expect(decisions[25...].allSatisfy { $0 == .overRate })
+        // 20 ms later 9600 bits came back: one more.
+        #expect(decide(25, atMilliseconds: 1020) == .resend, "refused before, not remembered as resent")
+        #expect(decide(26, atMilliseconds: 1020) == .overRate)
+        // A second's pause refills one window, not more.
+        let later = (UInt16(100)..<140).map { decide($0, atMilliseconds: 3000) }
+        #expect(later.filter { $0 == .resend }.count == 25)
+        // Without a rate (the receiver has not reported), only the round-trip rule applies.
+        let unlimited = limiter.decide(200, available: true, at: 3000 * Self.ms, roundTrip: rtt, bytes: 1200)
+        #expect(unlimited == .resend)
+        #expect(limiter.statistics.overRate == 5 + 1 + 15)
+        #expect(limiter.statistics.sent == 25 + 1 + 25 + 1)
+    }
 }
