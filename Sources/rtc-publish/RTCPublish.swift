@@ -280,7 +280,7 @@ struct RTCPublish: ParsableCommand {
         o.icePortRange = try icePorts.map(WebRTCArguments.portRange)
         o.congestion.transportWide = !noTransportCc
         guard (0...100).contains(pacingBurstMs) else {
-            throw ValidationError("--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
+            throw PublishSession.UsageError("--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
         }
         o.congestion.pacing?.burstAllowanceUs = Int64(pacingBurstMs) * 1000
         if noPacing { o.congestion.pacing = nil }

@@ -287,6 +287,10 @@ import Testing
             "--ice-ports '41000-40000': the first port 41000 is above the last 40000"
         ),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "40000"], "--ice-ports '40000': not MIN-MAX"),
+        (
+            "rtc-publish", ["--room", "r", "--uid", "a", "--pacing-burst-ms", "101"],
+            "--pacing-burst-ms must be 0-100; got 101"
+        ),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "1-2-3"], "--ice-ports '1-2-3': not MIN-MAX"),
         ("rtc-publish", ["--room", "r", "--uid", "a", "--ice-ports", "+1-20"], "--ice-ports '+1-20': not MIN-MAX"),
         (
