@@ -181,6 +181,12 @@ public struct Pacer: Sendable {
         }
     }
 
+    /// Paces at `bitsPerSecond` itself rather than at the factor × a target: a probe's rate, or
+    /// a path whose queue is being drained at its allowed rate.
+    public mutating func setPacingRate(_ bitsPerSecond: Int) {
+        setTargetRate(Int(Double(bitsPerSecond) / configuration.pacingFactor))
+    }
+
     /// Queues one packet; returns false when its ring is full (the caller drops and counts it).
     public mutating func enqueue(handle: Int, size: Int, kind: Kind, at nowUs: Int64) -> Bool {
         advance(to: nowUs)

@@ -127,14 +127,19 @@ final class DestinationCongestion {
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
     var hasEstimate: Bool { statistics.feedbackMessages > 0 }
 
-    /// Starts probe cluster `id`: every packet sent until `endProbe` belongs to it.
+    /// Starts probe cluster `id`: every packet sent until `endProbe` belongs to it, and the
+    /// pacer sends it without its burst allowance (a probe measures the rate it is sent at).
     func beginProbe(id: Int, packets: Int, bytes: Int) {
         activeProbe = id
+        pacer?.burstAllowed = false
         probeEstimator.begin(.init(id: id, minimumPackets: packets, minimumBytes: bytes))
         statistics.probesSent += 1
     }
 
-    func endProbe() { activeProbe = nil }
+    func endProbe() {
+        activeProbe = nil
+        pacer?.burstAllowed = true
+    }
 }
 
 extension DestinationCongestion {

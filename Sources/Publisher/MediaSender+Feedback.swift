@@ -268,17 +268,18 @@ extension MediaSender {
             feedback.statistics.nackIgnored += 1
             return
         }
-        // Resends count against what this receiver allows (RTX header included), once it said.
-        let bytes = (videoHistory.withPacket(sequenceNumber) { $0.count } ?? 0) + RTPRetransmission.overhead
+        // One history lookup: whether it is held, and its size on the wire as a resend (RTX
+        // header included), which counts against what this receiver allows once it said.
+        let size = videoHistory.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
         let decision = feedback.limiter.decide(
             sequenceNumber,
-            available: videoHistory.contains(sequenceNumber),
+            available: size != nil,
             at: now,
             roundTrip: interval,
-            bytes: bytes,
+            bytes: size ?? 0,
             maximumRate: destination.allowedBitrate
         )
-        guard decision == .resend else { return }
-        queueRetransmission(sequenceNumber, to: destination, at: now)
+        guard decision == .resend, let size else { return }
+        queueRetransmission(sequenceNumber, size: size, to: destination, at: now)
     }
 }

@@ -71,7 +71,6 @@ extension MediaSender {
         flush()
         if congestion.activeProbe != nil, congestion.pacer?.queued(.padding) == 0 {
             congestion.endProbe()
-            congestion.pacer?.burstAllowed = true
             applyPacingRate(to: destination)
         }
     }
@@ -93,14 +92,14 @@ extension MediaSender {
         destinations.contains { ($0.congestion.pacer?.queuedPackets ?? 0) > 0 }
     }
 
-    /// A NACKed packet: into the pacer ahead of video when paced, else out at once.
-    func queueRetransmission(_ sequenceNumber: UInt16, to destination: Destination, at now: UInt64) {
+    /// A NACKed packet of `size` bytes as resent: into the pacer ahead of video when paced,
+    /// else out at once.
+    func queueRetransmission(_ sequenceNumber: UInt16, size: Int, to destination: Destination, at now: UInt64) {
         if destination.congestion.pacer != nil {
-            let size = videoHistory.withPacket(sequenceNumber) { $0.count } ?? 0
             let queued =
                 destination.congestion.pacer?.enqueue(
                     handle: Int(sequenceNumber),
-                    size: size + RTPRetransmission.overhead,
+                    size: size,
                     kind: .retransmission,
                     at: Int64(now / 1000)
                 ) ?? false
@@ -123,11 +122,11 @@ extension MediaSender {
     /// audio and retransmissions can no longer overtake it.
     func applyPacingRate(to destination: Destination) {
         let congestion = destination.congestion
-        guard congestion.activeProbe == nil, let factor = congestion.pacer?.configuration.pacingFactor else { return }
+        guard congestion.activeProbe == nil else { return }
         // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
         // would only grow its backlog to the queue-age limit.
         if congestion.delayBased.drainCap != nil, isFollowed(destination), let allowed = destination.allowedBitrate {
-            congestion.pacer?.setTargetRate(Int(Double(allowed) / factor))
+            congestion.pacer?.setPacingRate(allowed)
         } else {
             congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
         }
@@ -138,7 +137,7 @@ extension MediaSender {
     func probeIfDue(_ destination: Destination, at now: UInt64) {
         let congestion = destination.congestion
         guard configuration.congestion.probing, congestion.hasEstimate, congestion.activeProbe == nil,
-            destination.options.retransmission == .rtx, let factor = congestion.pacer?.configuration.pacingFactor,
+            destination.options.retransmission == .rtx, congestion.pacer != nil,
             let probe = congestion.probes.probe(at: Int64(now / 1000), estimate: destination.bitrateTarget)
         else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
@@ -155,9 +154,7 @@ extension MediaSender {
             sequenceNumber &-= 1
         }
         guard queued.packets > 0 else { return }
-        congestion.pacer?.setTargetRate(Int(Double(probe.rate) / factor))
-        // A probe measures the rate it is sent at: no burst.
-        congestion.pacer?.burstAllowed = false
+        congestion.pacer?.setPacingRate(probe.rate)
         congestion.beginProbe(id: probe.id, packets: queued.packets, bytes: queued.bytes)
     }
 
@@ -180,7 +177,7 @@ extension MediaSender {
         for destination in destinations {
             guard let pacer = destination.congestion.pacer, destination.congestion.activeProbe == nil else { continue }
             let bytes = pacer.queuedBytes(.video) + pacer.queuedBytes(.retransmission)
-            guard bytes > 0, pacer.pacingRate > 0 else { continue }
+            guard bytes > 0 else { continue }
             let drainUs = Int64(bytes) * 8_000_000 / Int64(pacer.pacingRate)
             if drainUs > limit, isFollowed(destination) { return true }
         }

@@ -107,8 +107,7 @@ public struct RetransmissionLimiter: Sendable {
     /// Refills the bucket at `rate` since the last call (a full window on the first), then
     /// takes `bits` if it holds them.
     private mutating func spend(bits: Int64, rate: Int64, at now: UInt64) -> Bool {
-        let window = Int64(Self.rateWindow)
-        let cap = rate * window
+        let cap = rate * Int64(Self.rateWindow)
         if let updated = creditUpdated {
             let elapsed = now > updated ? Int64(min(now - updated, Self.rateWindow)) : 0
             credit = min(credit + rate * elapsed, cap)
@@ -116,7 +115,6 @@ public struct RetransmissionLimiter: Sendable {
             credit = cap
         }
         creditUpdated = max(now, creditUpdated ?? now)
-        credit = min(credit, cap)
         let cost = bits * 1_000_000_000
         guard credit >= cost else { return false }
         credit -= cost

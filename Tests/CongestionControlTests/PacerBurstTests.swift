@@ -53,7 +53,10 @@ struct PacerBurstTests {
 
     @Test("burstAllowed = false (a probe) paces as without an allowance; true again restores it")
     func heldOffForProbes() throws {
-        var pacer = try PacerTests.pacer(Self.allowance40ms)
+        var pacer = try PacerTests.pacer(target: 0, Self.allowance40ms)
+        // A probe paces at its own rate, not 2.5 × a target.
+        pacer.setPacingRate(4_500_000)
+        #expect(pacer.pacingRate == 4_500_000 && pacer.targetRate == 1_800_000)
         pacer.burstAllowed = false
         var sizes: [Int: Int] = [:]
         let held = PacerTests.run(&pacer, PacerTests.keyFrame(), sizes: &sizes)
