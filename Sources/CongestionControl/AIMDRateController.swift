@@ -195,6 +195,11 @@ public struct AIMDRateController: Sendable, Hashable {
         lastChangeUs = nowUs
     }
 
+    /// Forgets the capacity seen at past over-uses (a probe found the link larger).
+    public mutating func resetLinkCapacity() {
+        linkCapacity.reset()
+    }
+
     /// The additive growth rate near convergence, bits per second per second.
     public var additiveIncreasePerSecond: Double {
         let frameBits = bitrate / configuration.assumedFramesPerSecond

@@ -31,6 +31,11 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         /// Packets per feedback message the sort buffer is reserved for (a transport-cc message
         /// covers at most a few hundred at these rates).
         public var maximumFeedbackPackets: Int
+        /// Once a standing queue has drained, the estimate resumes at this fraction of the
+        /// acknowledged rate at the drain's last message: the link's own rate, as the queue kept
+        /// it busy (this project's; Docs/congestion.md "After a capacity drop"). Not the highest
+        /// seen: early in a drain R_hat still lags the rate before the drop.
+        public var drainResumeFactor: Double
 
         public init(
             rateControl: AIMDRateController.Configuration = .init(),
@@ -39,7 +44,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             detector: OveruseDetector.Configuration = .init(),
             acknowledged: AcknowledgedBitrateEstimator.Configuration = .init(),
             streamTimeoutUs: Int64 = 2_000_000,
-            maximumFeedbackPackets: Int = 1024
+            maximumFeedbackPackets: Int = 1024,
+            drainResumeFactor: Double = 0.9
         ) {
             self.rateControl = rateControl
             self.grouping = grouping
@@ -48,6 +54,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             self.acknowledged = acknowledged
             self.streamTimeoutUs = streamTimeoutUs
             self.maximumFeedbackPackets = maximumFeedbackPackets
+            self.drainResumeFactor = drainResumeFactor
         }
     }
 
@@ -83,14 +90,20 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     public var standingQueue: StandingQueueDetector?
     /// While a standing queue drains: the rate that drains it, below the controller's.
     public private(set) var drainCap: Int?
+    /// The acknowledged rate at the current drain's latest message, and when the drain began.
+    private var drainedLinkRate: Int?
+    private var drainStartUs: Int64?
     private var lastFeedbackUs: Int64?
     private var received: [PacketResult] = []
 
     public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
-        guard configuration.streamTimeoutUs > 0, configuration.maximumFeedbackPackets > 0 else {
+        guard configuration.streamTimeoutUs > 0, configuration.maximumFeedbackPackets > 0,
+            configuration.drainResumeFactor > 0, configuration.drainResumeFactor <= 1
+        else {
             throw CongestionControlError.invalid(
-                "estimator needs a stream timeout and a feedback size > 0; got \(configuration.streamTimeoutUs) µs, "
-                    + "\(configuration.maximumFeedbackPackets)"
+                "estimator needs a stream timeout and a feedback size > 0 and a drain resume factor in (0, 1]; got "
+                    + "\(configuration.streamTimeoutUs) µs, \(configuration.maximumFeedbackPackets), "
+                    + "\(configuration.drainResumeFactor)"
             )
         }
         self.configuration = configuration
@@ -158,13 +171,35 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
         if standingQueue != nil, leastOffset != .max {
             standingQueue?.update(minimumOffsetUs: leastOffset, at: nowUs)
-            // A cap while the queue stands, not a new estimate: once it has drained the rate is
-            // the controller's again (after an over-use, 0.85 × the acknowledged rate) instead of
-            // climbing back from the drain rate at the additive pace near a known capacity.
+            // A cap while the queue stands, not a new estimate: the drain rate is far below what
+            // the link carries, and climbing back from it at the additive pace near a known
+            // capacity would take tens of seconds.
+            let wasDraining = drainCap != nil
             drainCap = acknowledgedBitrate.flatMap { standingQueue?.drainRate(acknowledgedBitrate: $0) }
+            if drainCap != nil {
+                drainedLinkRate = acknowledgedBitrate ?? drainedLinkRate
+                if !wasDraining { drainStartUs = nowUs }
+            } else if wasDraining, let linkRate = drainedLinkRate, let start = drainStartUs,
+                nowUs - start >= Self.minimumResumedDrainUs
+            {
+                // Drained: resume just under the rate the link was seen to carry, not at the
+                // controller's 0.85 × the acknowledged rate of a moment of over-use (measured:
+                // 75–80 % of a 1 Mbit/s link for seconds after a 3 → 1 Mbit/s step).
+                // Still over-using: only ever down to it, the decrease takes it from there.
+                let resume = configuration.drainResumeFactor * Double(linkRate)
+                if detector.state != .overusing || resume < rateControl.bitrate {
+                    rateControl.setEstimate(resume, at: nowUs)
+                }
+            }
+            if drainCap == nil { drainedLinkRate = nil }
         }
         return currentUpdate
     }
+
+    /// A drain shorter than this resumes nothing: a queue that stood for a moment kept the link
+    /// busy only for that moment, so R_hat is not the link's rate (measured: a 200 ms drain
+    /// while the encoder was still coming back resumed at 680 kbit/s on a 1 Mbit/s link).
+    static let minimumResumedDrainUs: Int64 = 500_000
 
     private var currentUpdate: Update {
         Update(
@@ -198,8 +233,24 @@ extension DelayBasedEstimator {
     /// A probe cluster measured `bitsPerSecond` (`ProbeBitrateEstimator`): the estimate jumps to
     /// it when that is higher and the detector does not see over-use (libwebrtc's
     /// `DelayBasedBwe` takes a probe result the same way).
-    public mutating func applyProbeResult(_ bitsPerSecond: Int, at nowUs: Int64) {
-        guard detector.state != .overusing, Double(bitsPerSecond) > rateControl.bitrate else { return }
-        rateControl.setEstimate(Double(bitsPerSecond), at: nowUs)
+    ///
+    /// Near a known capacity (`LinkCapacityEstimator`) a probe that found no room (`foundRoom`
+    /// false: it came back under 80 % of its rate, the link was full) lifts the estimate to at
+    /// most the capacity's upper bound: its rate is read over a few packets, and a token
+    /// bucket's burst lets those through faster than the link's rate (measured: 1.14 Mbit/s
+    /// from a 1 Mbit/s tbf, an over-use a second later). A probe that found room shows the
+    /// capacity moved: the old capacity estimate is dropped.
+    public mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
+        guard detector.state != .overusing else { return }
+        var rate = Double(bitsPerSecond)
+        if rateControl.linkCapacity.estimate != nil, rate > rateControl.linkCapacity.upperBound {
+            if foundRoom {
+                rateControl.resetLinkCapacity()
+            } else {
+                rate = rateControl.linkCapacity.upperBound
+            }
+        }
+        guard rate > rateControl.bitrate else { return }
+        rateControl.setEstimate(rate, at: nowUs)
     }
 }

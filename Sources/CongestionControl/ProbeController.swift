@@ -7,13 +7,17 @@
 ///   probes 3× and 6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
 /// - A probe whose result reached 80 % of its rate found room: the next one goes at once, at
 ///   twice the result (libwebrtc's further probing, kRepeatedProbeMinPercentage 70 %).
-/// - Otherwise, and after a decrease, probing waits `intervalUs` (3 s; libwebrtc probes an
-///   application-limited link every 5 s): a link that stepped up is found within that interval
-///   plus two round trips, at the cost of a few tens of milliseconds of queue per probe.
+/// - Otherwise probing waits `intervalUs` (2 s), and after a decrease `afterDecreaseUs` (1 s;
+///   libwebrtc probes an application-limited link every 5 s). At 3 s for both, the decreases of
+///   the sawtooth near a known capacity kept pushing the next probe out: a 1 → 3 Mbit/s step was
+///   found 2.5–16.5 s late; now 1.5–4.5 s (Docs/congestion.md). A probe costs a few tens of
+///   milliseconds of queue on a full link.
 /// - No probe while the estimate is within 5 % of the ceiling, nor while one is in flight
 ///   (its result, or 1 s, ends it).
 public struct ProbeController: Sendable {
     public var intervalUs: Int64
+    /// How long a decrease holds probing off, µs.
+    public var afterDecreaseUs: Int64
     /// The highest rate worth probing for (the encoder's ceiling), bits per second.
     public var maximum: Int
     public private(set) var nextProbeUs: Int64 = 0
@@ -24,9 +28,10 @@ public struct ProbeController: Sendable {
     static let flightTimeoutUs: Int64 = 1_000_000
     static let headroom = 0.95
 
-    public init(maximum: Int, intervalUs: Int64 = 3_000_000) {
+    public init(maximum: Int, intervalUs: Int64 = 2_000_000, afterDecreaseUs: Int64 = 1_000_000) {
         self.maximum = maximum
         self.intervalUs = intervalUs
+        self.afterDecreaseUs = afterDecreaseUs
     }
 
     /// A probe to send now, (cluster id, rate in bits per second), or nil.
@@ -47,15 +52,23 @@ public struct ProbeController: Sendable {
         return (id, rate)
     }
 
+    /// Whether cluster `id`, the one in flight, came back at 80 % of its rate or more: the link
+    /// was not full at that rate.
+    public func foundRoom(_ rate: Int, cluster id: Int) -> Bool {
+        guard let flight = inFlight, flight.id == id else { return false }
+        return Double(rate) >= Self.successRatio * Double(flight.rate)
+    }
+
     /// Cluster `id` measured `rate`: probe again at once if it found room.
     public mutating func record(result rate: Int, cluster id: Int, at nowUs: Int64) {
-        guard let flight = inFlight, flight.id == id else { return }
+        guard inFlight?.id == id else { return }
+        let room = foundRoom(rate, cluster: id)
         inFlight = nil
-        nextProbeUs = Double(rate) >= Self.successRatio * Double(flight.rate) ? nowUs : nowUs + intervalUs
+        nextProbeUs = room ? nowUs : nowUs + intervalUs
     }
 
     /// The estimate went down (over-use or loss): no probe for an interval.
     public mutating func recordDecrease(at nowUs: Int64) {
-        nextProbeUs = max(nextProbeUs, nowUs + intervalUs)
+        nextProbeUs = max(nextProbeUs, nowUs + afterDecreaseUs)
     }
 }

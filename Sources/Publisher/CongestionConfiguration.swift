@@ -25,11 +25,21 @@ public struct CongestionConfiguration: Sendable, Hashable {
     public var videoShare = 1.0
     public var reservedBitrate = 0
     /// Pictures are not encoded while a followed receiver's pacer holds more video than leaves
-    /// in this long, µs (`MediaSender.pacedBacklogHoldsVideo`); 0 never holds. One second: a
-    /// held picture is a freeze the viewer sees, so only a backlog that would delay every later
-    /// picture by more than a second is worth one (measured: 300 ms held pictures for 700 ms
-    /// after a 3 → 1 Mbit/s step and cut no latency; Docs/congestion.md).
-    public var maximumPacedBacklogUs: Int64 = 1_000_000
+    /// in this long, µs (`MediaSender.pacedBacklogHoldsVideo`); 0 never holds. A held picture
+    /// is a freeze the viewer sees, so only a backlog the pushback (`backlogPushbackUs`) does
+    /// not clear is worth one (measured after a 3 → 1 Mbit/s step: at 300 ms pictures were held
+    /// for 700 ms and latency was no lower; at 1 s 14 were held in one run of six; at 1.5 s
+    /// none in five; Docs/congestion.md).
+    public var maximumPacedBacklogUs: Int64 = 1_500_000
+    /// While a receiver's pacer sends at its allowed rate with a backlog (after a capacity
+    /// drop), the encoder's vote for it is lowered by that backlog spread over this long, µs
+    /// (`MediaSender.vote(of:allowed:)`); 0 never lowers it.
+    public var backlogPushbackUs: Int64 = 1_000_000
+    /// β of the delay-based decrease (draft-ietf-rmcat-gcc-02 §5.5 allows 0.8–0.95 and
+    /// recommends 0.85). 0.85 drains the queue an over-use built before it was seen; here a
+    /// standing queue has its own drain (`StandingQueueDetector`), so the back-off only has to end
+    /// the growth, and 0.9 keeps the sawtooth's trough inside 85 % of the link (Docs/congestion.md).
+    public var backoffFactor = 0.9
 
     public init() {}
 
@@ -50,6 +60,11 @@ public struct CongestionConfiguration: Sendable, Hashable {
 
     /// The delay-based controller's bounds and start, those of the loss-based one.
     func rateControl(_ bitrate: LossBasedBitrateController.Configuration) -> AIMDRateController.Configuration {
-        AIMDRateController.Configuration(minimum: bitrate.minimum, maximum: bitrate.maximum, start: bitrate.start)
+        AIMDRateController.Configuration(
+            minimum: bitrate.minimum,
+            maximum: bitrate.maximum,
+            start: bitrate.start,
+            backoffFactor: backoffFactor
+        )
     }
 }

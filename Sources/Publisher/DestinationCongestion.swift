@@ -106,7 +106,7 @@ final class DestinationCongestion {
         for (result, cluster) in zip(results, clusters) where cluster >= 0 {
             guard let rate = probeEstimator.add(result, cluster: cluster) else { continue }
             statistics.lastProbeBitrate = rate
-            delayBased.applyProbeResult(rate, at: nowUs)
+            delayBased.applyProbeResult(rate, foundRoom: probes.foundRoom(rate, cluster: cluster), at: nowUs)
             probes.record(result: rate, cluster: cluster, at: nowUs)
             if update.state != .overusing { probed = rate }
         }
@@ -123,6 +123,33 @@ final class DestinationCongestion {
         statistics.queueDelayMilliseconds = Double(delayBased.standingQueue?.delayUs ?? 0) / 1000
         return probed
     }
+
+    /// Whether the pacer sends at the allowed rate itself rather than at the pacing factor ×:
+    /// while a standing queue drains (`DelayBasedEstimator.drainCap`), and after it, until what
+    /// the pacer held back meanwhile has left. Released at 2.5× at once, that backlog would
+    /// fill the bottleneck's queue again (measured: a second drain 2 s after the first).
+    private(set) var pacesAtAllowedRate = false
+
+    /// Video and retransmission bytes waiting in the pacer (audio and padding leave first).
+    var pacedBacklogBytes: Int {
+        guard let pacer else { return 0 }
+        return pacer.queuedBytes(.video) + pacer.queuedBytes(.retransmission)
+    }
+
+    /// Enters or leaves `pacesAtAllowedRate`: left once no queue is drained and the backlog
+    /// leaves within `settledBacklogUs` at the pacing rate.
+    func updateDrainPacing() {
+        if delayBased.drainCap != nil {
+            pacesAtAllowedRate = true
+        } else if pacesAtAllowedRate, let pacer {
+            pacesAtAllowedRate = Int64(pacedBacklogBytes) * 8_000_000 > Self.settledBacklogUs * Int64(pacer.pacingRate)
+        } else {
+            pacesAtAllowedRate = false
+        }
+    }
+
+    /// A backlog that leaves within this long is no longer one, µs: about a picture's worth.
+    static let settledBacklogUs: Int64 = 50_000
 
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
     var hasEstimate: Bool { statistics.feedbackMessages > 0 }

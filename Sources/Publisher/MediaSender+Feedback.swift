@@ -50,8 +50,9 @@ extension MediaSender {
         if keyFrames.due(at: now) { actions.keyFrameRequested = true }
         bitrateVotes.removeAll(keepingCapacity: true)
         for destination in destinations {
+            destination.congestion.updateDrainPacing()
             guard let allowed = destination.allowedBitrate else { continue }
-            bitrateVotes.append(configuration.congestion.videoTarget(forWireRate: allowed))
+            bitrateVotes.append(vote(of: destination, allowed: allowed))
         }
         let target = bitratePolicy.target(&bitrateVotes)
         weakestFollowedVote = bitratePolicy.weakestFollowed(&bitrateVotes)

@@ -117,15 +117,16 @@ extension MediaSender {
     /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
     /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
     /// sent (`probeIfDue`). While the path's queue is being drained (a standing queue found,
-    /// `DelayBasedEstimator.drainCap`) it runs at the allowed rate itself: the link is full,
-    /// so what the pacer holds back would only wait in the bottleneck's queue instead, where
-    /// audio and retransmissions can no longer overtake it.
+    /// `DelayBasedEstimator.drainCap`), and until the pacer's own backlog from then has left
+    /// (`DestinationCongestion.pacesAtAllowedRate`), it runs at the allowed rate itself: the
+    /// link is full, so what the pacer holds back would only wait in the bottleneck's queue
+    /// instead, where audio and retransmissions can no longer overtake it.
     func applyPacingRate(to destination: Destination) {
         let congestion = destination.congestion
         guard congestion.activeProbe == nil else { return }
         // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
         // would only grow its backlog to the queue-age limit.
-        if congestion.delayBased.drainCap != nil, isFollowed(destination), let allowed = destination.allowedBitrate {
+        if congestion.pacesAtAllowedRate, isFollowed(destination), let allowed = destination.allowedBitrate {
             congestion.pacer?.setPacingRate(allowed)
         } else {
             congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
@@ -158,11 +159,24 @@ extension MediaSender {
         congestion.beginProbe(id: probe.id, packets: queued.packets, bytes: queued.bytes)
     }
 
+    /// What `destination` lets the encoder make, bits per second: the video share of its
+    /// allowed rate, less its pacer's backlog spread over `CongestionConfiguration.backlogPushbackUs`
+    /// while that pacer sends at the allowed rate (after a capacity drop; libwebrtc's congestion
+    /// window pushback lowers the encoder's target for the same reason): a link that is full
+    /// carries the backlog only in place of new pictures. At least a quarter of the share.
+    func vote(of destination: Destination, allowed: Int) -> Int {
+        let share = configuration.congestion.videoTarget(forWireRate: allowed)
+        let window = configuration.congestion.backlogPushbackUs
+        guard destination.congestion.pacesAtAllowedRate, window > 0 else { return share }
+        let pushback = Int(Int64(destination.congestion.pacedBacklogBytes) * 8_000_000 / window)
+        return max(share - pushback, share / 4)
+    }
+
     /// Whether the encoder follows this receiver: it has not reported yet, or its vote is not
     /// below the weakest vote the policy kept (it is no outlier).
     func isFollowed(_ destination: Destination) -> Bool {
         guard let allowed = destination.allowedBitrate, let weakest = weakestFollowedVote else { return true }
-        return configuration.congestion.videoTarget(forWireRate: allowed) >= weakest
+        return vote(of: destination, allowed: allowed) >= weakest
     }
 
     /// Whether the next picture should not be encoded: the pacer of a receiver the encoder

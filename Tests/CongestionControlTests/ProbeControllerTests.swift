@@ -132,8 +132,8 @@ struct ProbeControllerTests {
 
     @Test(arguments: scenarios)
     func scenario(_ scenario: Scenario) {
-        var controller = ProbeController(maximum: scenario.maximum)
-        #expect(controller.intervalUs == 3_000_000)
+        // The tables were written for one 3 s interval after a failure and after a decrease.
+        var controller = ProbeController(maximum: scenario.maximum, intervalUs: 3_000_000, afterDecreaseUs: 3_000_000)
         for (index, step) in scenario.steps.enumerated() {
             switch step {
             case .probe(let atMs, let estimate, let expected):
@@ -147,6 +147,18 @@ struct ProbeControllerTests {
                 controller.recordDecrease(at: atMs * 1_000)
             }
         }
+    }
+
+    @Test("defaults: 2 s after a probe that found no room, 1 s after a decrease")
+    func defaults() {
+        var controller = ProbeController(maximum: 4_000_000)
+        #expect(controller.intervalUs == 2_000_000 && controller.afterDecreaseUs == 1_000_000)
+        controller.recordDecrease(at: 100_000)
+        #expect(controller.probe(at: 1_099_999, estimate: 1_000_000) == nil)
+        #expect(controller.probe(at: 1_100_000, estimate: 1_000_000)?.id == 1)
+        controller.record(result: 1_000_000, cluster: 1, at: 1_150_000)
+        #expect(controller.probe(at: 3_149_999, estimate: 1_000_000) == nil)
+        #expect(controller.probe(at: 3_150_000, estimate: 1_000_000)?.id == 2)
     }
 
     @Test("the interval is configurable, and nextProbeUs says when")

@@ -71,15 +71,15 @@ extension PublishEndToEndTests {
         #expect((cc["probesSent"] as? Int ?? 0) >= 1, "\(cc)")
 
         // Once settled in each phase, the queue stays short (the 150 ms at p95) and
-        // the link is well used: 88–94 % measured with the 40 ms burst allowance
-        // (Docs/congestion.md; 75 % leaves room for a debug build's noisier runs). A loss-based
-        // sender holds a 750 ms queue here; a stuck estimate uses under half the link.
+        // the link is well used (the 85 %): 90–98 % measured in every phase of 12 runs
+        // with the resume after a drain and β = 0.9 (Docs/congestion.md). A loss-based sender
+        // holds a 750 ms queue here; a stuck estimate uses under half the link.
         for phase in phases {
             let delay = phase["queueDelayMs"] as? [String: Any] ?? [:]
             let p95 = delay["p95"] as? Double ?? .infinity
             let utilisation = phase["utilisation"] as? Double ?? 0
             #expect(p95 <= 150, "queue p95 \(p95) ms in \(phase)")
-            #expect(utilisation >= 0.75, "utilisation \(utilisation) in \(phase)")
+            #expect(utilisation >= 0.85, "utilisation \(utilisation) in \(phase)")
         }
         // The step down overflows the bottleneck's queue only briefly: the pacer holds what the
         // encoder made before the estimate fell (at the drain rate) instead of the bottleneck,
@@ -96,11 +96,14 @@ extension PublishEndToEndTests {
             downRates.count >= 30 && Double(within) >= 0.8 * Double(downRates.count),
             "offered after 23 s: \(downRates)"
         )
-        // The step up: the rate gets back into 85–110 % of 3 Mbit/s and stays there 2 s before
-        // the phase ends (a stuck estimate never does). Measured 2.5–16.5 s; the 5 s is
-        // not met in most runs with the 40 ms burst allowance (Docs/congestion.md).
+        // Tracking: the rate gets into 85–110 % of the new capacity and stays there 2 s. The
+        // step up: 1.5–4.5 s in every run measured (probes 2 s / 1 s apart; 2.5–16.5 s before);
+        // 10 s leaves room for a loaded debug run. The step down: 3.0–9.0 s measured (the
+        // issue's 5 s in most runs, not all: Docs/congestion.md), so only "within the phase".
         let up = (steps[2]["trackingSeconds"] as? Double) ?? .infinity
-        #expect(up <= 18, "tracking after 1 → 3 Mbit/s: \(steps[2])")
+        #expect(up <= 10, "tracking after 1 → 3 Mbit/s: \(steps[2])")
+        let downTracking = (steps[1]["trackingSeconds"] as? Double) ?? .infinity
+        #expect(downTracking <= 18, "tracking after 3 → 1 Mbit/s: \(steps[1])")
 
         // The viewer: the screen in order, nearly every frame, no freeze beyond 1 s, no key
         // frame storm (one at the start, few after).

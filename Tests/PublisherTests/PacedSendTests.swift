@@ -417,4 +417,102 @@ struct PacedSendTests {
         try never.send(video: unit)
         #expect(never.hasPacedBacklog && !never.pacedBacklogHoldsVideo())
     }
+
+    /// Sends `viewer`'s transport feedback for `arrivals` (transport number, arrival time µs)
+    /// the way a receiver would, and lets the sender read it.
+    static func feedback(
+        _ arrivals: [(UInt16, Int64)],
+        count: UInt8,
+        from viewer: Viewer,
+        to sender: MediaSender,
+        outbound: SRTPSession
+    ) throws {
+        let feedback = try RTCPTransportFeedback(
+            senderSSRC: 0x5EED_0001,
+            mediaSSRC: sender.video.ssrc,
+            feedbackPacketCount: count,
+            packets: arrivals.map { RTCPTransportFeedback.PacketStatus(sequenceNumber: $0.0, arrivalTime: $0.1) }
+        )
+        let datagram = try outbound.protectRTCP(try RTCPPacket.serialize([.transportFeedback(feedback)]))
+        let target = try #require(viewer.senderAddress)
+        #expect(datagram.withUnsafeBytes { viewer.socket.send($0, to: target) })
+        #expect(viewer.destination.sockets.rtp.waitReadable(milliseconds: 500))
+        _ = sender.pollFeedback(now: MonotonicClock.now())
+    }
+
+    @Test("after a standing queue: paced at the allowed rate, the encoder's vote lowered by the backlog until it left")
+    func drainPacingAndPushback() throws {
+        let unit = try Self.keyFrame()
+        let sender = try Self.sender()
+        let viewer = try Viewer(
+            sender,
+            id: "drained",
+            options: DestinationOptions(
+                retransmission: .rtx,
+                transportWideSequenceNumberID: 5,
+                transportWideAudio: true
+            )
+        )
+        let outbound = try SRTPSession(keys: viewer.destination.keys, direction: .outbound)
+        let congestion = viewer.destination.congestion
+        _ = sender.pollFeedback(now: MonotonicClock.now())
+        for _ in 0..<5 { try sender.send(video: unit) }
+        try Self.drive(sender, [viewer], milliseconds: 300, audioFrom: 0)
+        let numbers = try viewer.rtp.map { try #require(try $0.transportNumber(id: 5)) }
+        #expect(numbers.count >= 80)
+        // The receiver's clock: one packet every 8 ms (about 1 Mbit/s); the second half 400 ms
+        // later than that, as if it had waited in a queue the first half did not meet.
+        let base: Int64 = 5_000_000
+        let half = numbers.count / 2
+        let first = numbers[..<half].enumerated().map { ($0.element, base + Int64($0.offset) * 8_000) }
+        let second = numbers[half...].enumerated().map {
+            ($0.element, base + Int64(half + $0.offset) * 8_000 + 400_000)
+        }
+        try Self.feedback(first, count: 0, from: viewer, to: sender, outbound: outbound)
+        #expect(!congestion.pacesAtAllowedRate)
+        // The first feedback starts a probe; let it go (a probe sets the pacer's rate itself).
+        try Self.drive(sender, [viewer])
+        #expect(congestion.activeProbe == nil)
+        let sent = viewer.rtp.count
+        try Self.feedback(second, count: 1, from: viewer, to: sender, outbound: outbound)
+        let drainCap = try #require(congestion.delayBased.drainCap, "a 400 ms standing queue")
+        #expect(congestion.pacesAtAllowedRate)
+        let allowed = try #require(viewer.destination.allowedBitrate)
+        #expect(allowed <= max(drainCap, 150_000))
+        // The pacer runs at the allowed rate itself, not 2.5 × it.
+        let minimumRate = try #require(congestion.pacer?.configuration.minimumRate)
+        let pacingRate = try #require(congestion.pacer?.pacingRate)
+        #expect(abs(pacingRate - max(allowed, minimumRate)) <= max(allowed, minimumRate) / 100)
+
+        // A picture into the full path: most of it waits, and the encoder is asked for less.
+        try sender.send(video: unit)
+        let backlog = congestion.pacedBacklogBytes
+        #expect(backlog * 8_000_000 / pacingRate > 100_000, "\(backlog) bytes wait")
+        _ = sender.pollFeedback(now: MonotonicClock.now())
+        let share = sender.configuration.congestion.videoTarget(forWireRate: allowed)
+        let pushed = max(share - backlog * 8, share / 4)
+        #expect(sender.vote(of: viewer.destination, allowed: allowed) == pushed)
+        #expect(
+            sender.targetBitrate == pushed && pushed < share && pushed > 150_000,
+            "target \(sender.targetBitrate), share \(share), backlog \(backlog) bytes, allowed \(allowed)"
+        )
+
+        // Once the backlog has left, the vote is the whole share again; and once feedback shows
+        // the queue gone, the pacer is back at 2.5 × (after a drain of over 500 ms, the estimate
+        // resumes at 0.9 × the acknowledged rate).
+        try Self.drive(sender, [viewer], milliseconds: 3000)
+        #expect(congestion.pacedBacklogBytes == 0)
+        _ = sender.pollFeedback(now: MonotonicClock.now())
+        #expect(sender.vote(of: viewer.destination, allowed: allowed) == share)
+        // Arrivals as they happened on loopback, on the receiver's clock: no queue at all.
+        let start = try #require(viewer.rtp.first?.timeUs)
+        let drained = try viewer.rtp[sent...].map {
+            (try #require(try $0.transportNumber(id: 5)), base + $0.timeUs - start)
+        }
+        #expect(!drained.isEmpty)
+        try Self.feedback(drained, count: 2, from: viewer, to: sender, outbound: outbound)
+        #expect(congestion.delayBased.drainCap == nil)
+        #expect(!congestion.pacesAtAllowedRate)
+        #expect((congestion.pacer?.pacingRate ?? 0) > 2 * (viewer.destination.allowedBitrate ?? 0))
+    }
 }
