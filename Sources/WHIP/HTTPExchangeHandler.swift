@@ -17,15 +17,25 @@ final class HTTPExchangeHandler: ChannelInboundHandler {
     private let request: HTTPRequest
     private let promise: EventLoopPromise<HTTPResponse>
     private let maximumBodyBytes: Int
+    /// A TLS failure seen before `Start`, shared by the request's connections: under load the
+    /// handshake can fail and close the connection before `connect` reports it, and the request
+    /// must then fail as `.tls`, not as a connection that closed.
+    private let handshakeFailure: NIOLoopBoundBox<(any Error)?>
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
     private var armed = false
     private var finished = false
 
-    init(request: HTTPRequest, promise: EventLoopPromise<HTTPResponse>, maximumBodyBytes: Int) {
+    init(
+        request: HTTPRequest,
+        promise: EventLoopPromise<HTTPResponse>,
+        maximumBodyBytes: Int,
+        handshakeFailure: NIOLoopBoundBox<(any Error)?>
+    ) {
         self.request = request
         self.promise = promise
         self.maximumBodyBytes = maximumBodyBytes
+        self.handshakeFailure = handshakeFailure
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -34,6 +44,11 @@ final class HTTPExchangeHandler: ChannelInboundHandler {
             return
         }
         armed = true
+        if let error = handshakeFailure.value {
+            finished = true
+            promise.fail(HTTPTransport.whipError(error, sending: request.summary))
+            return
+        }
         var headers = request.headers
         headers.replaceOrAdd(name: "Content-Length", value: String(request.body.count))
         let head = HTTPRequestHead(
@@ -82,6 +97,8 @@ final class HTTPExchangeHandler: ChannelInboundHandler {
         if armed {
             finished = true
             promise.fail(HTTPTransport.whipError(error, receiving: request.summary))
+        } else if HTTPTransport.isTLS(error), handshakeFailure.value == nil {
+            handshakeFailure.value = error
         }
         context.close(promise: nil)
     }
@@ -89,6 +106,10 @@ final class HTTPExchangeHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         context.fireChannelInactive()
         guard armed else { return }
+        if let error = handshakeFailure.value {
+            promise.fail(HTTPTransport.whipError(error, sending: request.summary))
+            return
+        }
         promise.fail(
             WHIPError(
                 .connection,

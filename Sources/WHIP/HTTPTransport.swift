@@ -27,6 +27,7 @@ struct HTTPTransport: Sendable {
         let limits = Self.decoderLimits(headerBytes: maximumHeaderBytes)
         // Room for the status line, chunk framing and informational responses.
         let readBudget = 4 * (maximumHeaderBytes + maximumBodyBytes)
+        let handshakeFailure = NIOLoopBoundBox.makeEmptyBox(valueType: (any Error).self, eventLoop: eventLoop)
 
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(.nanoseconds(Self.nanoseconds(connectTimeout)))
@@ -43,7 +44,12 @@ struct HTTPTransport: Sendable {
                     try pipeline.addHandler(ReadBudget(limit: readBudget))
                     try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: limits)
                     try pipeline.addHandler(
-                        HTTPExchangeHandler(request: request, promise: promise, maximumBodyBytes: maximumBodyBytes)
+                        HTTPExchangeHandler(
+                            request: request,
+                            promise: promise,
+                            maximumBodyBytes: maximumBodyBytes,
+                            handshakeFailure: handshakeFailure
+                        )
                     )
                 }
             }
@@ -63,7 +69,9 @@ struct HTTPTransport: Sendable {
                 }
                 promise.futureResult.whenComplete { _ in deadline.cancel() }
                 channel.pipeline.fireUserInboundEventTriggered(HTTPExchangeHandler.Start())
-                if !channel.isActive {
+                if let error = handshakeFailure.value {
+                    promise.fail(Self.whipError(error, sending: request.summary))
+                } else if !channel.isActive {
                     promise.fail(
                         WHIPError(
                             .connection,

@@ -69,7 +69,7 @@ struct WHIPTLSTests {
         try await withServer(tls: try certificate.context()) { server in
             let client = WHIPClient(endpoint: try server.url("/whip"), configuration: Fixture.configuration())
             let error = await whipError { () async throws(WHIPError) in try await client.publish(offer: Fixture.offer) }
-            #expect(error?.code == .tls)
+            #expect(error?.code == .tls, "\(error?.message ?? "no error")")
             #expect(error?.message.hasPrefix("TLS failed for POST https://127.0.0.1:\(server.port)/whip: ") == true)
             #expect(error?.message.contains("CERTIFICATE_VERIFY_FAILED") == true)
             #expect(server.requests.isEmpty)
@@ -85,7 +85,7 @@ struct WHIPTLSTests {
             configuration.trustedCertificatesPEMPath = certificate.certificate
             let client = WHIPClient(endpoint: try server.url("/whip"), configuration: configuration)
             let error = await whipError { () async throws(WHIPError) in try await client.publish(offer: Fixture.offer) }
-            #expect(error?.code == .tls)
+            #expect(error?.code == .tls, "\(error?.message ?? "no error")")
             #expect(error?.message.hasPrefix("TLS failed for POST https://127.0.0.1:\(server.port)/whip: ") == true)
             #expect(server.requests.isEmpty)
         }
