@@ -175,25 +175,41 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // the link carries, and climbing back from it at the additive pace near a known
             // capacity would take tens of seconds.
             let wasDraining = drainCap != nil
-            drainCap = acknowledgedBitrate.flatMap { standingQueue?.drainRate(acknowledgedBitrate: $0) }
+            // R_hat lags a drop by about a second; the rate this message's packets arrived at
+            // does not, and behind a standing queue they arrive at the link's rate. Draining from
+            // 0.5 × a lagging 2.7 Mbit/s let a 1 Mbit/s bottleneck's queue grow to its limit.
+            let linkRate = [acknowledgedBitrate, receivedRate].compactMap { $0 }.min()
+            drainCap = linkRate.flatMap { standingQueue?.drainRate(linkRate: $0) }
             if drainCap != nil {
-                drainedLinkRate = acknowledgedBitrate ?? drainedLinkRate
+                drainedLinkRate = max(drainedLinkRate ?? 0, linkRate ?? 0)
                 if !wasDraining { drainStartUs = nowUs }
-            } else if wasDraining, let linkRate = drainedLinkRate, let start = drainStartUs,
-                nowUs - start >= Self.minimumResumedDrainUs
-            {
+            } else if wasDraining, let linkRate = drainedLinkRate, let start = drainStartUs {
                 // Drained: resume just under the rate the link was seen to carry, not at the
                 // controller's 0.85 × the acknowledged rate of a moment of over-use (measured:
-                // 75–80 % of a 1 Mbit/s link for seconds after a 3 → 1 Mbit/s step).
-                // Still over-using: only ever down to it, the decrease takes it from there.
+                // 75–80 % of a 1 Mbit/s link for seconds after a 3 → 1 Mbit/s step). Upwards
+                // only after a drain long enough for R_hat to be the link's, and not while
+                // over-using; downwards always (a controller still at the old rate).
                 let resume = configuration.drainResumeFactor * Double(linkRate)
-                if detector.state != .overusing || resume < rateControl.bitrate {
+                let settled = nowUs - start >= Self.minimumResumedDrainUs && detector.state != .overusing
+                if settled || resume < rateControl.bitrate {
                     rateControl.setEstimate(resume, at: nowUs)
                 }
             }
             if drainCap == nil { drainedLinkRate = nil }
         }
         return currentUpdate
+    }
+
+    /// The rate the received packets of this message arrived at, bits per second: their bytes
+    /// after the first over the time from the first arrival to the last; nil over fewer than
+    /// 3 packets or 10 ms (a transport-cc message covers 50–100 ms of arrivals).
+    private var receivedRate: Int? {
+        guard received.count >= 3, let first = received.first?.arrivalTimeUs,
+            let last = received.last?.arrivalTimeUs, last - first >= 10_000
+        else { return nil }
+        var bytes = 0
+        for packet in received.dropFirst() { bytes += packet.size }
+        return Int(Int64(bytes) * 8_000_000 / (last - first))
     }
 
     /// A drain shorter than this resumes nothing: a queue that stood for a moment kept the link

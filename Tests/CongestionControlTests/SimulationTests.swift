@@ -114,12 +114,15 @@ struct SimulationTests {
                 + "\(Self.seconds(resumed.timeUs - step)) after the step (\(resumed.update.bitrate) bit/s), lowest "
                 + "\(lowest) bit/s in the 2 s after"
         )
-        // The same step without the drain (the test above): the queue clears 5.7 s after it and
-        // the estimate sits at 0.85 × the acknowledged rate. With it (measured: 2.7 s, resumed
-        // at 2.45 s), the estimate resumes at 0.9 × the rate the link carried while it drained,
-        // and stays in the band.
-        #expect(down.drainUs <= 3_500_000)
-        #expect(resumed.timeUs - step <= 3_500_000)
+        // The same step without the drain (the test above): the queue peaks at 855 ms, clears
+        // 5.7 s after the step, and the estimate sits at 0.85 × the acknowledged rate. With it
+        // (measured: ≤ 1.2 Mbit/s after 0.25 s, peak 488 ms, clear after 1.35 s, resumed at
+        // 1.3 s): capped from the arrival rate, not the lagging R_hat, the queue stays under a
+        // 750 ms bottleneck buffer; resumed at 0.9 × the rate the link carried, in the band.
+        #expect(down.reactionUs <= 500_000)
+        #expect(down.peak.queueDelayUs <= 600_000)
+        #expect(down.drainUs <= 2_000_000)
+        #expect(resumed.timeUs - step <= 2_000_000)
         #expect(resumed.update.bitrate <= 1_000_000)
         #expect(lowest >= 850_000)
         #expect(down.lowPhase.allSatisfy { $0.queueDelayUs < 50_000 })

@@ -8,15 +8,20 @@ struct StandingQueueDetectorTests {
         var detector = StandingQueueDetector()
         detector.update(minimumOffsetUs: 5_000_000, at: 0)
         #expect(detector.delayUs == 0)
-        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == nil)
+        #expect(detector.drainRate(linkRate: 1_000_000) == nil)
         detector.update(minimumOffsetUs: 5_080_000, at: 4_000_000)
         #expect(detector.delayUs == 80_000)
-        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == nil)  // under the 100 ms limit
-        detector.update(minimumOffsetUs: 5_300_000, at: 8_000_000)
-        #expect(detector.delayUs == 300_000)
-        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == 700_000)
-        detector.update(minimumOffsetUs: 5_750_000, at: 9_000_000)
-        #expect(detector.drainRate(acknowledgedBitrate: 1_000_000) == 500_000)  // at least half
+        #expect(detector.drainRate(linkRate: 1_000_000) == nil)  // under the 100 ms limit
+        detector.update(minimumOffsetUs: 5_150_000, at: 8_000_000)
+        #expect(detector.delayUs == 150_000)
+        #expect(detector.drainRate(linkRate: 1_000_000) == 700_000)  // 1 − 150 / 500 ms
+        detector.update(minimumOffsetUs: 5_300_000, at: 9_000_000)
+        #expect(detector.drainRate(linkRate: 1_000_000) == 500_000)  // at least half
+        // A longer span asks for less: 1 − 300 / 1000 ms.
+        var gentle = StandingQueueDetector(drainSpanUs: 1_000_000)
+        gentle.update(minimumOffsetUs: 5_000_000, at: 0)
+        gentle.update(minimumOffsetUs: 5_300_000, at: 1_000_000)
+        #expect(gentle.drainRate(linkRate: 1_000_000) == 700_000)
     }
 
     @Test("the minimum ages out after the window, and a long silence forgets it")
