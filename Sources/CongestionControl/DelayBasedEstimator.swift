@@ -32,9 +32,9 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         /// covers at most a few hundred at these rates).
         public var maximumFeedbackPackets: Int
         /// Once a standing queue has drained, the estimate resumes at this fraction of the
-        /// acknowledged rate at the drain's last message: the link's own rate, as the queue kept
-        /// it busy (this project's; Docs/congestion.md "After a capacity drop"). Not the highest
-        /// seen: early in a drain R_hat still lags the rate before the drop.
+        /// highest link rate seen while it drained (the lower of R_hat and the arrival rate: the
+        /// link's own, as the queue kept it busy; this project's, Docs/congestion.md "After a
+        /// capacity drop").
         public var drainResumeFactor: Double
 
         public init(
@@ -90,7 +90,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     public var standingQueue: StandingQueueDetector?
     /// While a standing queue drains: the rate that drains it, below the controller's.
     public private(set) var drainCap: Int?
-    /// The acknowledged rate at the current drain's latest message, and when the drain began.
+    /// The highest link rate of the current drain, and when the drain began.
     private var drainedLinkRate: Int?
     private var drainStartUs: Int64?
     private var lastFeedbackUs: Int64?
@@ -178,7 +178,9 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // R_hat lags a drop by about a second; the rate this message's packets arrived at
             // does not, and behind a standing queue they arrive at the link's rate. Draining from
             // 0.5 × a lagging 2.7 Mbit/s let a 1 Mbit/s bottleneck's queue grow to its limit.
-            let linkRate = [acknowledgedBitrate, receivedRate].compactMap { $0 }.min()
+            // Only read while the queue is over its limit: below it there is no cap to set.
+            let arrivalRate = standingQueue?.isOverLimit == true ? receivedRate : nil
+            let linkRate = arrivalRate.map { min($0, acknowledgedBitrate ?? $0) } ?? acknowledgedBitrate
             drainCap = linkRate.flatMap { standingQueue?.drainRate(linkRate: $0) }
             if drainCap != nil {
                 drainedLinkRate = max(drainedLinkRate ?? 0, linkRate ?? 0)

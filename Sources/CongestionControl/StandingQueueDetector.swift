@@ -61,10 +61,13 @@ public struct StandingQueueDetector: Sendable, Hashable {
         delayUs = max(0, offset - base)
     }
 
+    /// Whether the queueing delay is above `limitUs`: a queue to drain.
+    public var isOverLimit: Bool { delayUs > limitUs }
+
     /// The rate that drains the queue within about half a second, when it is above the limit;
     /// `linkRate` is what the link carries (the lower of R_hat and the latest arrival rate).
     public func drainRate(linkRate: Int) -> Int? {
-        guard delayUs > limitUs else { return nil }
+        guard isOverLimit else { return nil }
         let factor = max(0.5, 1 - Double(delayUs) / Double(drainSpanUs))
         return Int(Double(linkRate) * factor)
     }

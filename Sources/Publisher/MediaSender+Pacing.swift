@@ -190,7 +190,7 @@ extension MediaSender {
         guard limit > 0 else { return false }
         for destination in destinations {
             guard let pacer = destination.congestion.pacer, destination.congestion.activeProbe == nil else { continue }
-            let bytes = pacer.queuedBytes(.video) + pacer.queuedBytes(.retransmission)
+            let bytes = destination.congestion.pacedBacklogBytes
             guard bytes > 0 else { continue }
             let drainUs = Int64(bytes) * 8_000_000 / Int64(pacer.pacingRate)
             if drainUs > limit, isFollowed(destination) { return true }
