@@ -4,7 +4,9 @@
 #
 #   scripts/cc-bench.sh [--seconds 60] [--schedule 0:3000,20:1000,40:3000] [--settle 5]
 #                       [--queue-bytes N] [--only chromium|ours] [--chromium-codec vp8|h264]
+#                       [--size 1280x720]  (both senders' synthetic screen; 1920x1080 gets its own table)
 #                       [--our-start 1000] [--our-min 150] [--our-max 4000] [--no-doc]
+#                       [--our-args "--pacing-burst-ms 0 ..."]  (more rtc-publish options, for A/B runs)
 #                       [--port-from-log]  (match the port from the log even with --ice-ports)
 #                       [--report-only]    (only rewrite the table from out/cc-bench's last run)
 #
@@ -14,19 +16,20 @@
 # schedule's clock starts when that rule goes in, once the sender's ICE has connected.
 #   (a) Tests/Peers/chromium_pair.py: Chromium sends to Chromium (pcA -> pcB in one page), camera
 #       = the same synthetic screen our publisher draws (rtc-encode generate, fed through
-#       --use-file-for-fake-video-capture), degradationPreference maintain-resolution (1280x720
+#       --use-file-for-fake-video-capture), degradationPreference maintain-resolution (--size
 #       throughout, as our screen share), maxBitrate 5 Mbit/s, VP8 (--chromium-codec h264 for
 #       H.264: this Chromium encodes it with OpenH264, which on this content sends about 1 Mbit/s
 #       whatever its target, so the encoder and not the congestion control sets the rate; the
 #       fake camera's own pattern is cheaper still, 0.2-0.5 Mbit/s).
-#   (b) rtc-signal + rtc-publish (synthetic screen 1280x720, 30 fps, ultrafast, 1 thread, video
+#   (b) rtc-signal + rtc-publish (synthetic screen --size, 30 fps, ultrafast, 1 thread, video
 #       from --our-start kbit/s within --our-min..--our-max) to headless Chromium on rtc-signal's
 #       viewer page (Tests/Peers/chromium_viewer.py), as the browser row of scripts/bench.sh runs
 #       them. With `rtc-publish --ice-ports` the rule matches `udp sport 40000-40999` (the
 #       namespace's ephemeral ports are moved to 50000-60999 so Chromium's never fall in it);
 #       without it, the port named by its log line "WebRTC subscriber UID connected: 127.0.0.1:PORT".
 # The table goes to stdout and, between <!-- cc-bench:start --> and <!-- cc-bench:end -->, into
-# Docs/benchmarks.md (appended when absent). Everything else stays in out/cc-bench/.
+# Docs/benchmarks.md (appended when absent). Everything else stays in out/cc-bench/. Another
+# --size has its own markers and folder: cc-bench-1920x1080.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,14 +43,16 @@ WRITE_DOC=1
 OUR_START=1000
 OUR_MIN=150
 OUR_MAX=4000
+OUR_ARGS=
 ICE_PORTS=40000-40999
+SIZE=1280x720
 CHROMIUM_CODEC=vp8
 PORT_FROM_LOG=0
 REPORT_ONLY=0
 ARGS_SHOWN="$*"
 
 fail() { echo "cc-bench: $*" >&2; exit 1; }
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECS=${2:?}; shift 2 ;;
@@ -56,9 +61,11 @@ while [ $# -gt 0 ]; do
     --queue-bytes) QUEUE_BYTES=${2:?}; shift 2 ;;
     --only) ONLY=${2:?}; shift 2 ;;
     --chromium-codec) CHROMIUM_CODEC=${2:?}; shift 2 ;;
+    --size) SIZE=${2:?}; shift 2 ;;
     --our-start) OUR_START=${2:?}; shift 2 ;;
     --our-min) OUR_MIN=${2:?}; shift 2 ;;
     --our-max) OUR_MAX=${2:?}; shift 2 ;;
+    --our-args) OUR_ARGS=${2:?}; shift 2 ;;
     --no-doc) WRITE_DOC=0; shift ;;
     --port-from-log) PORT_FROM_LOG=1; shift ;;
     --report-only) REPORT_ONLY=1; shift ;;
@@ -70,10 +77,16 @@ done
 [[ "$SCHEDULE" =~ ^0:[0-9]+(,[0-9]+(\.[0-9]+)?:[0-9]+)*$ ]] || fail "--schedule '$SCHEDULE' is not 0:KBPS,SECONDS:KBPS,..."
 [[ "$SETTLE" =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "--settle '$SETTLE' must be a number of seconds"
 [ -z "$QUEUE_BYTES" ] || [[ "$QUEUE_BYTES" =~ ^[1-9][0-9]*$ ]] || fail "--queue-bytes must be a positive whole number"
+[[ "$SIZE" =~ ^[1-9][0-9]{2,3}x[1-9][0-9]{2,3}$ ]] || fail "--size '$SIZE' is not WIDTHxHEIGHT"
 case "$CHROMIUM_CODEC" in h264 | vp8) ;; *) fail "--chromium-codec is 'h264' or 'vp8'" ;; esac
 case "$ONLY" in "" | chromium | ours) ;; *) fail "--only is 'chromium' or 'ours'" ;; esac
+[[ "$OUR_ARGS" =~ ^[A-Za-z0-9\ ._:/=-]*$ ]] || fail "--our-args '$OUR_ARGS' has characters other than options and values"
+read -r -a EXTRA_ARGS <<<"$OUR_ARGS"
 for v in OUR_START OUR_MIN OUR_MAX; do [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || fail "--${v,,} must be kbit/s"; done
+# The first size keeps the plain names (its table in Docs/benchmarks.md has been there longest).
 OUT=out/cc-bench
+MARK=cc-bench
+if [ "$SIZE" != 1280x720 ]; then OUT=out/cc-bench-$SIZE; MARK=cc-bench-$SIZE; fi
 if [ "$REPORT_ONLY" = 0 ]; then
 [ "$(id -u)" = 0 ] || fail "needs root (network namespaces, tc, nftables)"
 PY=out/venv/bin/python
@@ -97,7 +110,7 @@ rm -rf "$OUT/chromium" "$OUT/ours" "$OUT/run.env"
 # The synthetic screen as a file for Chromium's fake camera (it loops the file), kept between runs.
 SRC=$OUT/source
 if [ ! -s "$SRC/in.y4m" ] && [ "$ONLY" != ours ]; then
-  "$BIN/rtc-encode" generate --seconds 10 --size 1280x720 --fps 30 --out "$SRC" >/dev/null
+  "$BIN/rtc-encode" generate --seconds 10 --size "$SIZE" --fps 30 --out "$SRC" >/dev/null
   rm -f "$SRC/in.yuv" "$SRC/in.pcm"
 fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -139,7 +152,7 @@ if [ "$ONLY" != ours ]; then
   CHROMIUM_RC=0
   timeout $((SECS + 150)) "$PY" Tests/Peers/chromium_pair.py --out "$dir" --seconds "$SECS" "${BN_ARGS[@]}" \
     --netns "$ns" --fake-video-file "$SRC/in.y4m" --codec "$CHROMIUM_CODEC" --degradation maintain-resolution \
-    --max-bitrate-kbps 5000 \
+    --max-bitrate-kbps 5000 --size "$SIZE" \
     >"$dir/stdout.json" 2>"$dir/run.log" || CHROMIUM_RC=$?
   echo "cc-bench: (a) exit $CHROMIUM_RC: $(grep -v '^{' "$dir/run.log" | tail -1)"
 fi
@@ -180,9 +193,9 @@ if [ "$ONLY" != chromium ]; then
   PIDS+=("$signal_pid")
   for _ in $(seq 50); do grep -q listening "$dir/rtc-signal.log" && break; sleep 0.1; done
   (cd "$dir" && exec ip netns exec "$ns" "$PUBLISH" --room ccbench --uid alice_sub --signal "127.0.0.1:$bport" \
-    --no-preview --ice-address 127.0.0.1 "${ICE_FLAG[@]}" --size 1280x720 --fps 30 --preset ultrafast --threads 1 --keyint 1800 \
+    --no-preview --ice-address 127.0.0.1 "${ICE_FLAG[@]}" --size "$SIZE" --fps 30 --preset ultrafast --threads 1 --keyint 1800 \
     --video-bitrate "$OUR_START" --min-video-bitrate "$OUR_MIN" --max-video-bitrate "$OUR_MAX" \
-    --duration $((SECS + 90)) --stats-json stats.jsonl) >"$dir/rtc-publish.log" 2>&1 &
+    --duration $((SECS + 90)) --stats-json stats.jsonl "${EXTRA_ARGS[@]}") >"$dir/rtc-publish.log" 2>&1 &
   publish_pid=$!
   PIDS+=("$publish_pid")
   for _ in $(seq 100); do grep -q "signaling in room" "$dir/rtc-publish.log" 2>/dev/null && break; sleep 0.1; done
@@ -220,6 +233,8 @@ if [ "$ONLY" != chromium ]; then
   echo "cc-bench: (b) exit $OURS_RC: $(tail -1 "$dir/chromium.log")"
 fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+# The command that measured (--no-doc and --report-only only decide where the table goes).
+ARGS_SHOWN=$(sed -E 's/(^| )--(no-doc|report-only)( |$)/ /g; s/  +/ /g; s/^ //; s/ $//' <<<"$ARGS_SHOWN")
 SHOWN="scripts/cc-bench.sh${ARGS_SHOWN:+ $ARGS_SHOWN}"
 LOAD="$LOAD_BEFORE -> $LOAD_AFTER"
 OUR_RATES="$OUR_START/$OUR_MIN/$OUR_MAX"
@@ -232,10 +247,10 @@ fi
 
 # --- the table ---------------------------------------------------------------------------------
 python3 - "$OUT" "$DOC" "$WRITE_DOC" "$SHOWN" "$DATE" "$LOAD" "$CHROMIUM_RC" "$OURS_RC" \
-  "$OURS_MODE" "$OUR_RATES" <<'EOF'
+  "$OURS_MODE" "$OUR_RATES" "$SIZE" "$MARK" <<'EOF'
 import json, os, re, sys
 
-out, doc, write_doc, shown, date, load, chromium_rc, ours_rc, ours_mode, our_rates = sys.argv[1:]
+out, doc, write_doc, shown, date, load, chromium_rc, ours_rc, ours_mode, our_rates, size, mark = sys.argv[1:]
 
 
 def load_json(path):
@@ -342,7 +357,7 @@ if ours_rc != "skipped":
         except (OSError, ValueError, StopIteration, KeyError, TypeError):
             pass
         notes.append(
-            f"rtc-publish: synthetic screen 1280x720 30 fps, x264 ultrafast, video start/min/max {our_rates} kbit/s, "
+            f"rtc-publish: synthetic screen {size} 30 fps, x264 ultrafast, video start/min/max {our_rates} kbit/s, "
             f"Opus 96 kbit/s on the same 5-tuple; shaped by {ours_mode}.{per} Viewer "
             f"({viewer.get('chromium')}, rtc-signal's page): {tab['playbackQuality']['fps']} fps shown, "
             f"{tab['playbackQuality']['droppedInWindow']} dropped, max frame gap {tab['frames']['maxGapMs']} ms, "
@@ -359,9 +374,9 @@ for n in notes:
 if write_doc == "1":
     bn_any = next((s["bn"] for s in senders if s["bn"] and s["bn"].get("ok")), {}) or {}
     section = "\n".join([
-        "<!-- cc-bench:start -->",
+        f"<!-- {mark}:start -->",
         "<!-- Written by scripts/cc-bench.sh; edits inside these markers are overwritten. -->",
-        "### Congestion control: Chromium's GCC and rtc-publish through one bottleneck",
+        f"### Congestion control: Chromium's GCC and rtc-publish through one bottleneck ({size})",
         "",
         "Each sender in a network namespace of its own, through the same shaping of its `lo` "
         "(Tests/Peers/bottleneck.py): htb, shaped class rate = ceil = the capacity, bfifo of "
@@ -378,12 +393,12 @@ if write_doc == "1":
         table,
         "",
         *[n + "\n" for n in notes],
-        f"Command: `{shown}`, {date}, load {load} (out/cc-bench: the summaries, per-second series and "
+        f"Command: `{shown}`, {date}, load {load} ({out}: the summaries, per-second series and "
         "raw bottleneck samples).",
-        "<!-- cc-bench:end -->",
+        f"<!-- {mark}:end -->",
     ])
     text = open(doc).read() if os.path.exists(doc) else ""
-    pattern = re.compile(r"<!-- cc-bench:start -->.*?<!-- cc-bench:end -->", re.S)
+    pattern = re.compile(rf"<!-- {re.escape(mark)}:start -->.*?<!-- {re.escape(mark)}:end -->", re.S)
     if pattern.search(text):
         text = pattern.sub(lambda m: section, text)
     else:

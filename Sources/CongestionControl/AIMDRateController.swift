@@ -137,9 +137,15 @@ public struct AIMDRateController: Sendable, Hashable {
     }
 
     /// Applies one verdict at `nowUs` given the acknowledged rate (bits per second; nil when
-    /// none is known yet, then the last known one counts). Returns the new rate.
+    /// none is known yet, then the last known one counts). Returns the new rate. A decrease
+    /// uses `backoffFactor` when given, else the configuration's β.
     @discardableResult
-    public mutating func update(_ usage: BandwidthUsage, acknowledgedBitrate: Int?, at nowUs: Int64) -> Int {
+    public mutating func update(
+        _ usage: BandwidthUsage,
+        acknowledgedBitrate: Int?,
+        at nowUs: Int64,
+        backoffFactor: Double? = nil
+    ) -> Int {
         if let acknowledged = acknowledgedBitrate { latestAcknowledged = Double(acknowledged) }
         let acknowledged = latestAcknowledged
         switch usage {
@@ -165,9 +171,10 @@ public struct AIMDRateController: Sendable, Hashable {
             }
             lastChangeUs = nowUs
         case .decrease:
-            var decreased = configuration.backoffFactor * acknowledged
+            let beta = backoffFactor ?? configuration.backoffFactor
+            var decreased = beta * acknowledged
             if decreased > bitrate, let capacity = linkCapacity.estimate {
-                decreased = configuration.backoffFactor * capacity
+                decreased = beta * capacity
             }
             if decreased < bitrate { newBitrate = decreased }
             // Far below the capacity seen before: the path changed, start a new estimate.

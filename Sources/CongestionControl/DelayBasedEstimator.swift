@@ -36,6 +36,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         /// link's own, as the queue kept it busy; this project's, Docs/congestion.md "After a
         /// capacity drop").
         public var drainResumeFactor: Double
+        /// β of the decrease a standing queue above `StandingQueueDetector.backoffLimitUs` calls
+        /// for: gentler than the detector's, as it comes earlier (a 25 ms queue, not a deep one;
+        /// this project's, Docs/congestion.md "Early back-off").
+        public var queueBackoffFactor: Double
 
         public init(
             rateControl: AIMDRateController.Configuration = .init(),
@@ -45,7 +49,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             acknowledged: AcknowledgedBitrateEstimator.Configuration = .init(),
             streamTimeoutUs: Int64 = 2_000_000,
             maximumFeedbackPackets: Int = 1024,
-            drainResumeFactor: Double = 0.9
+            drainResumeFactor: Double = 0.9,
+            queueBackoffFactor: Double = 0.95
         ) {
             self.rateControl = rateControl
             self.grouping = grouping
@@ -55,6 +60,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             self.streamTimeoutUs = streamTimeoutUs
             self.maximumFeedbackPackets = maximumFeedbackPackets
             self.drainResumeFactor = drainResumeFactor
+            self.queueBackoffFactor = queueBackoffFactor
         }
     }
 
@@ -88,6 +94,14 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     public private(set) var acknowledged: AcknowledgedBitrateEstimator
     /// nil: GCC alone; set: the standing-queue drain (`StandingQueueDetector`) on top.
     public var standingQueue: StandingQueueDetector?
+    /// Set by the sender while the queue its latest probe built may show in feedback: over-use
+    /// then holds the estimate instead of lowering it, and a standing queue is no reason for the
+    /// early back-off (the probe sent above the link on purpose; measured at 1 Mbit/s, a decrease
+    /// after every probe every 2 s, from an R_hat that lagged the last one, held the link at
+    /// 79–83 %). The standing-queue drain still applies.
+    public var probeQueue = false
+    /// Early back-offs taken so far (`StandingQueueDetector.takeBackoff`).
+    public private(set) var queueBackoffs = 0
     /// While a standing queue drains: the rate that drains it, below the controller's.
     public private(set) var drainCap: Int?
     /// The highest link rate of the current drain, and when the drain began.
@@ -98,12 +112,14 @@ public struct DelayBasedEstimator: Sendable, Hashable {
 
     public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         guard configuration.streamTimeoutUs > 0, configuration.maximumFeedbackPackets > 0,
-            configuration.drainResumeFactor > 0, configuration.drainResumeFactor <= 1
+            configuration.drainResumeFactor > 0, configuration.drainResumeFactor <= 1,
+            configuration.queueBackoffFactor > 0, configuration.queueBackoffFactor <= 1
         else {
             throw CongestionControlError.invalid(
-                "estimator needs a stream timeout and a feedback size > 0 and a drain resume factor in (0, 1]; got "
-                    + "\(configuration.streamTimeoutUs) µs, \(configuration.maximumFeedbackPackets), "
-                    + "\(configuration.drainResumeFactor)"
+                "estimator needs a stream timeout and a feedback size > 0, a drain resume factor and a queue back-off "
+                    + "factor in (0, 1]; got \(configuration.streamTimeoutUs) µs, "
+                    + "\(configuration.maximumFeedbackPackets), \(configuration.drainResumeFactor), "
+                    + "\(configuration.queueBackoffFactor)"
             )
         }
         self.configuration = configuration
@@ -158,7 +174,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
 
         let acknowledgedBitrate = acknowledged.bitrate
-        if detector.state == .overusing {
+        if detector.state == .overusing && probeQueue {
+            // The sender's own probe built this queue on purpose: hold, as for under-use.
+            rateControl.update(.underusing, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
+        } else if detector.state == .overusing {
             if let rate = acknowledgedBitrate {
                 if rateControl.mayReduceFurther(at: nowUs, acknowledgedBitrate: Double(rate)) {
                     rateControl.update(.overusing, acknowledgedBitrate: rate, at: nowUs)
@@ -171,6 +190,21 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
         if standingQueue != nil, leastOffset != .max {
             standingQueue?.update(minimumOffsetUs: leastOffset, at: nowUs)
+            // A queue that stands above its back-off limit is over-use the trend has not shown
+            // yet: one gentle decrease per such queue (`StandingQueueDetector.takeBackoff`), from
+            // the rate this message's packets arrived at: the queue never emptied while they
+            // crossed, so that is the link's own rate, where R_hat lags the last decrease.
+            if !probeQueue, detector.state != .overusing, standingQueue?.takeBackoff() == true,
+                let rate = receivedRate ?? acknowledgedBitrate
+            {
+                rateControl.update(
+                    .overusing,
+                    acknowledgedBitrate: rate,
+                    at: nowUs,
+                    backoffFactor: configuration.queueBackoffFactor
+                )
+                queueBackoffs += 1
+            }
             // A cap while the queue stands, not a new estimate: the drain rate is far below what
             // the link carries, and climbing back from it at the additive pace near a known
             // capacity would take tens of seconds.
@@ -254,10 +288,12 @@ extension DelayBasedEstimator {
     ///
     /// Near a known capacity (`LinkCapacityEstimator`) a probe that found no room (`foundRoom`
     /// false: it came back under 80 % of its rate, the link was full) lifts the estimate to at
-    /// most the capacity's upper bound: its rate is read over a few packets, and a token
+    /// most the capacity estimate itself: its rate is read over a few packets, and a token
     /// bucket's burst lets those through faster than the link's rate (measured: 1.14 Mbit/s
-    /// from a 1 Mbit/s tbf, an over-use a second later). A probe that found room shows the
-    /// capacity moved: the old capacity estimate is dropped.
+    /// from a 1 Mbit/s tbf, an over-use a second later). Lifted to the capacity's upper bound
+    /// (mean + 3 σ, 1.08 Mbit/s on a 1 Mbit/s link) every 2 s, the estimate stood above the link
+    /// for a second after each probe: 60–100 ms of queue each time. A probe that found room shows
+    /// the capacity moved: the old capacity estimate is dropped.
     public mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
         guard detector.state != .overusing else { return }
         var rate = Double(bitsPerSecond)
@@ -265,7 +301,7 @@ extension DelayBasedEstimator {
             if foundRoom {
                 rateControl.resetLinkCapacity()
             } else {
-                rate = rateControl.linkCapacity.upperBound
+                rate = rateControl.linkCapacity.estimate ?? rate
             }
         }
         guard rate > rateControl.bitrate else { return }

@@ -17,6 +17,9 @@
 /// it, 1 − d / 1 s asked for 80–90 % of the link and a 750 ms bottleneck queue overflowed (drops,
 /// then a freeze while the resends crossed it) in 2 of 5 runs; at 500 ms in 1 of 5 (2 packets,
 /// no freeze).
+///
+/// Well before that limit, a queue over `backoffLimitUs` (25 ms) calls for one gentle decrease
+/// (`takeBackoff`): the early back-off that keeps GCC's sawtooth near capacity short.
 public struct StandingQueueDetector: Sendable, Hashable {
     public var limitUs: Int64
     public var windowUs: Int64
@@ -28,14 +31,29 @@ public struct StandingQueueDetector: Sendable, Hashable {
     private var current = 0
     /// The latest queueing delay seen, µs.
     public private(set) var delayUs: Int64 = 0
+    /// A queue above this, µs, calls for one decrease (`takeBackoff`); 0 never does.
+    public var backoffLimitUs: Int64
+    /// Whether the next crossing of `backoffLimitUs` calls for a decrease: once per queue, armed
+    /// again when the queue is under half the limit.
+    private var backoffArmed = true
+    /// Feedback messages in a row whose delay was over `backoffLimitUs`; a back-off needs
+    /// `backoffMessages` of them.
+    private var messagesOverBackoffLimit = 0
+    /// A large picture's own queue empties within a message or so; a standing one does not.
+    /// Measured at 720p and 1 Mbit/s, where the 1 s flash of the test screen makes pictures of
+    /// twice the mean size: one message over the limit took a back-off for those, and
+    /// utilisation fell to 82 %.
+    public static let backoffMessages = 2
 
     public init(
         limitUs: Int64 = 100_000,
         windowUs: Int64 = 30_000_000,
         buckets: Int = 10,
-        drainSpanUs: Int64 = 500_000
+        drainSpanUs: Int64 = 500_000,
+        backoffLimitUs: Int64 = 25_000
     ) {
         self.limitUs = limitUs
+        self.backoffLimitUs = max(0, backoffLimitUs)
         self.windowUs = windowUs
         self.drainSpanUs = max(1, drainSpanUs)
         self.buckets = Array(repeating: .max, count: max(1, buckets))
@@ -59,6 +77,21 @@ public struct StandingQueueDetector: Sendable, Hashable {
         buckets[current] = min(buckets[current], offset)
         let base = buckets.min() ?? offset
         delayUs = max(0, offset - base)
+        if delayUs * 2 < backoffLimitUs { backoffArmed = true }
+        messagesOverBackoffLimit = delayUs > backoffLimitUs ? messagesOverBackoffLimit + 1 : 0
+    }
+
+    /// Whether the queue has just crossed `backoffLimitUs`: true once per queue. GCC's detector
+    /// sees a queue once its growth has lifted the trend over an adaptive threshold of 6 ms or
+    /// more over 20 groups: near capacity the estimate grows additively, so that is 7–15 % above
+    /// the link and 80–130 ms of queue at 1 Mbit/s (measured), 1.5 s after the rate crossed the
+    /// link. The least delay of two feedback messages in a row over 25 ms says the queue never
+    /// emptied between the pictures they cover: the rate is over the link now. Once per queue:
+    /// the delay stays up while the queue drains, and a decrease per message would compound.
+    public mutating func takeBackoff() -> Bool {
+        guard backoffLimitUs > 0, backoffArmed, messagesOverBackoffLimit >= Self.backoffMessages else { return false }
+        backoffArmed = false
+        return true
     }
 
     /// Whether the queueing delay is above `limitUs`: a queue to drain.
@@ -76,5 +109,7 @@ public struct StandingQueueDetector: Sendable, Hashable {
         for index in buckets.indices { buckets[index] = .max }
         bucketStartUs = nil
         delayUs = 0
+        backoffArmed = true
+        messagesOverBackoffLimit = 0
     }
 }

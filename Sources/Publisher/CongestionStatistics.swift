@@ -21,6 +21,9 @@ public struct CongestionStatistics: Sendable, Codable, Equatable {
     public var delayTrendMilliseconds: Double?
     public var thresholdMilliseconds: Double?
     public var overuseEvents = 0
+    /// Early back-offs: decreases for a queue over 25 ms the trend had not shown
+    /// (`StandingQueueDetector.takeBackoff`).
+    public var queueBackoffs = 0
     /// The one-way delay above its recent minimum: the queue on the path, ms.
     public var queueDelayMilliseconds: Double?
     /// Probe clusters sent and the last one's result, bits per second.

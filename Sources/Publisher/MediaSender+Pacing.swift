@@ -70,7 +70,7 @@ extension MediaSender {
         }
         flush()
         if congestion.activeProbe != nil, congestion.pacer?.queued(.padding) == 0 {
-            congestion.endProbe()
+            congestion.endProbe(at: nowUs)
             applyPacingRate(to: destination)
         }
     }
@@ -120,10 +120,12 @@ extension MediaSender {
     /// `DelayBasedEstimator.drainCap`), and until the pacer's own backlog from then has left
     /// (`DestinationCongestion.pacesAtAllowedRate`), it runs at the allowed rate itself: the
     /// link is full, so what the pacer holds back would only wait in the bottleneck's queue
-    /// instead, where audio and retransmissions can no longer overtake it.
+    /// instead, where audio and retransmissions can no longer overtake it. The burst allowance
+    /// applies only while the path has room (`DestinationCongestion.allowsBursts`).
     func applyPacingRate(to destination: Destination) {
         let congestion = destination.congestion
         guard congestion.activeProbe == nil else { return }
+        congestion.pacer?.burstAllowed = congestion.allowsBursts
         // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
         // would only grow its backlog to the queue-age limit.
         if congestion.pacesAtAllowedRate, isFollowed(destination), let allowed = destination.allowedBitrate {
@@ -139,7 +141,10 @@ extension MediaSender {
         let congestion = destination.congestion
         guard configuration.congestion.probing, congestion.hasEstimate, congestion.activeProbe == nil,
             destination.options.retransmission == .rtx, congestion.pacer != nil,
-            let probe = congestion.probes.probe(at: Int64(now / 1000), estimate: destination.bitrateTarget)
+            let probe = congestion.probes.probe(
+                at: Int64(now / 1000),
+                estimate: congestion.probeBase(destination.bitrateTarget)
+            )
         else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
         var queued = (packets: 0, bytes: 0)

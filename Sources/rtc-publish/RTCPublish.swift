@@ -72,7 +72,10 @@ struct RTCPublish: ParsableCommand {
     var noTransportCc = false
     @Flag(help: "Send each picture's packets at once instead of pacing them at 2.5 x the target rate.")
     var noPacing = false
-    @Option(help: "Data the pacer lets leave at once, ms of its rate (0-100; Chromium: 40; 0 spreads every picture).")
+    @Option(
+        help:
+            "Data the pacer lets leave at once while a viewer's link has room, ms of its rate (0-100; Chromium: 40; 0 spreads every picture)."
+    )
     var pacingBurstMs = 40
     @Flag(help: "Do not probe for capacity above the estimate (RTX padding) with transport-cc receivers.")
     var noProbing = false

@@ -128,7 +128,7 @@ struct SimulationTests {
         #expect(down.lowPhase.allSatisfy { $0.queueDelayUs < 50_000 })
     }
 
-    @Test("near a known capacity a probe that found no room lifts the estimate at most to the capacity's upper bound")
+    @Test("near a known capacity a probe that found no room lifts the estimate at most to the capacity estimate")
     func probeResultNearKnownCapacity() throws {
         var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 2_500_000)) { _ in 1_000_000 }
         simulator.run(untilUs: 20 * Self.second)
@@ -139,13 +139,57 @@ struct SimulationTests {
         // A full link read fast over a few packets (a token bucket's burst): 1.4 Mbit/s.
         var full = simulator.estimator
         full.applyProbeResult(1_400_000, foundRoom: false, at: simulator.nowUs)
-        #expect(full.bitrate <= Int(upper) + 1 && upper < 1_400_000)
+        #expect(full.bitrate <= max(Int(capacity) + 1, simulator.estimator.bitrate) && upper < 1_400_000)
         #expect(full.rateControl.linkCapacity.estimate != nil)
         // The same rate from a probe that came back at its own rate: the link grew.
         var grown = simulator.estimator
         grown.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs)
         #expect(grown.bitrate == 1_400_000)
         #expect(grown.rateControl.linkCapacity.estimate == nil)
+    }
+
+    @Test("a rate creeping 1.5 % over the link: the early back-off acts at a 25 ms queue, GCC's trend not at all")
+    func earlyBackoffOnACreepingQueue() throws {
+        /// 1200-byte packets at 1.015 Mbit/s through a 1 Mbit/s link from 5 s on (before: at the
+        /// link's rate, no queue); feedback every 50 ms. The queue grows 15 ms a second: a slope
+        /// of 0.015, a modified trend of at most 0.015 × 60 deltas × gain 4 = 3.6 ms, under γ's
+        /// 6 ms floor, so the detector never calls it over-use (near capacity, the additive
+        /// increase creeps past the link like this; on a real path picture bursts also lift γ).
+        /// Returns the first time the estimate fell and the queue then.
+        func firstDecrease(backoffLimitUs: Int64) throws -> (timeUs: Int64, queueUs: Int64)? {
+            var estimator = try Self.estimator(start: 1_000_000)
+            estimator.standingQueue = StandingQueueDetector(backoffLimitUs: backoffLimitUs)
+            var sequence: UInt64 = 0
+            var sendUs: Int64 = 0
+            var previous = estimator.bitrate
+            for feedbackUs in stride(from: Int64(50_000), through: 15 * Self.second, by: 50_000) {
+                var results: [PacketResult] = []
+                var queueUs: Int64 = 0
+                while sendUs < feedbackUs - 30_000 {
+                    queueUs = max(0, (sendUs - 5 * Self.second) * 15 / 1000)
+                    let arrivalUs = sendUs + 20_000 + queueUs
+                    results.append(
+                        .init(sequenceNumber: sequence, sendTimeUs: sendUs, arrivalTimeUs: arrivalUs, size: 1200)
+                    )
+                    sequence += 1
+                    sendUs += sendUs < 5 * Self.second ? 9_600 : 9_458
+                }
+                let update = estimator.update(with: results, at: feedbackUs)
+                #expect(update.state != .overusing, "at \(feedbackUs) µs")
+                if update.bitrate < previous { return (feedbackUs, queueUs) }
+                previous = update.bitrate
+            }
+            return nil
+        }
+        let early = try #require(try firstDecrease(backoffLimitUs: 25_000))
+        let gcc = try #require(try firstDecrease(backoffLimitUs: 0))
+        print(
+            "creeping 1.5 % over a 1 Mbit/s link from 5 s: early back-off at \(Self.seconds(early.timeUs)) "
+                + "(queue \(early.queueUs / 1000) ms); without it the first decrease at \(Self.seconds(gcc.timeUs)) "
+                + "(queue \(gcc.queueUs / 1000) ms, the standing-queue drain)"
+        )
+        #expect(early.queueUs > 25_000 && early.queueUs <= 35_000)
+        #expect(gcc.queueUs > 100_000)
     }
 
     /// What happened after the 3 → 1 Mbit/s step at 10 s.

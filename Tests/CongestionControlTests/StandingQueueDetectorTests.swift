@@ -37,4 +37,35 @@ struct StandingQueueDetectorTests {
         detector.update(minimumOffsetUs: 900_000, at: 40_000_000)
         #expect(detector.delayUs == 0)
     }
+
+    @Test("a queue over the back-off limit in two messages calls for one decrease, again only once it fell under half")
+    func backoffOncePerQueue() {
+        var detector = StandingQueueDetector(backoffLimitUs: 25_000)
+        /// Feeds one feedback message's least offset (ms above a 1 s base) and asks for a back-off.
+        func backoff(_ delayMs: Int64, at ms: Int64) -> Bool {
+            detector.update(minimumOffsetUs: 1_000_000 + delayMs * 1000, at: ms * 1000)
+            return detector.takeBackoff()
+        }
+        let calls = [
+            backoff(0, at: 0),
+            backoff(20, at: 50),  // under the limit
+            backoff(30, at: 100),  // over it once: a large picture's queue, perhaps
+            backoff(10, at: 150),
+            backoff(30, at: 200),
+            backoff(35, at: 250),  // over it twice in a row: one decrease
+            backoff(45, at: 300),  // the same queue, growing or draining
+            backoff(15, at: 350),
+            backoff(30, at: 400),
+            backoff(30, at: 450),  // 15 ms was not under half the limit
+            backoff(10, at: 500),
+            backoff(30, at: 550),
+            backoff(30, at: 600),  // 10 ms was: a new queue
+        ]
+        #expect(calls == [false, false, false, false, false, true, false, false, false, false, false, false, true])
+        var off = StandingQueueDetector(backoffLimitUs: 0)
+        off.update(minimumOffsetUs: 0, at: 0)
+        off.update(minimumOffsetUs: 90_000, at: 50_000)
+        let offCalls = off.takeBackoff()
+        #expect(!offCalls)
+    }
 }

@@ -2,12 +2,12 @@
 
     chromium_pair.py --out DIR [--seconds 60] [--schedule 0:3000,20:1000,40:3000] [--settle 5]
         [--queue-bytes N] [--netns rtc-pair-PID] [--codec h264|vp8] [--max-bitrate-kbps 5000]
-        [--content-hint detail] [--audio] [--no-bottleneck]
+        [--content-hint detail] [--size 1280x720] [--audio] [--no-bottleneck]
 
 One command: it creates the network namespace (lo only; deleted on every exit), serves
 chromium_pair.html on 127.0.0.1 inside it, starts bottleneck.py there (`run --start-on-match`),
 and one headless Chromium (flags: ../shared/field-notes.md, plus the fake camera). The page's pcA
-sends getUserMedia's fake 1280x720 30 fps camera (H.264 preferred through setCodecPreferences,
+sends getUserMedia's fake 30 fps camera at --size (default 1280x720) (H.264 preferred through setCodecPreferences,
 VP8 when the sender has no H.264; the encoding's maxBitrate at --max-bitrate-kbps so the encoder
 is not the limit) to pcB, which plays it into a <video>. Once both are connected and the first
 frame shows, pcA's selected candidate pair names its local port; `udp sport PORT` goes into the
@@ -30,6 +30,7 @@ import asyncio
 import http.server
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -70,12 +71,17 @@ def parse_arguments():
                    help="the track's contentHint (default none: a camera)")
     p.add_argument("--degradation", choices=("", "balanced", "maintain-framerate", "maintain-resolution"), default="",
                    help="the sender's degradationPreference (default: Chromium's own)")
+    p.add_argument("--size", default="1280x720", help="the camera's WIDTHxHEIGHT asked of getUserMedia (default 1280x720)")
     p.add_argument("--audio", action="store_true", help="also send the fake microphone (Opus)")
     p.add_argument("--fake-video-file", help="a .y4m/.mjpeg for --use-file-for-fake-video-capture")
     p.add_argument("--chromium", default="chromium")
     args = p.parse_args()
     if args.seconds <= 0:
         p.error("--seconds must be positive")
+    size = re.fullmatch(r"([1-9][0-9]{1,3})x([1-9][0-9]{1,3})", args.size)
+    if not size:
+        p.error(f"--size '{args.size}' is not WIDTHxHEIGHT")
+    args.width, args.height = int(size.group(1)), int(size.group(2))
     args.netns = args.netns or f"rtc-pair-{os.getpid()}"
     if not args.netns.startswith("rtc-"):
         p.error("--netns must be named rtc-*")
@@ -356,7 +362,7 @@ async def run(args, browser, state):
     browser.tabs = [tab]
     await tab.open(url)
     options = {"codec": args.codec, "maxBitrate": args.max_bitrate_kbps * 1000, "contentHint": args.content_hint,
-               "degradation": args.degradation, "audio": args.audio}
+               "degradation": args.degradation, "audio": args.audio, "width": args.width, "height": args.height}
     started = await tab.evaluate(f"startPair({json.dumps(options)})")
     print(f"{PROG}: negotiated {started['codec']}" + (f" ({started['codecFallback']})" if started.get("codecFallback")
                                                      else "") + f", source {started['source']}", file=sys.stderr,
