@@ -82,8 +82,8 @@ public struct StandingQueueDetector: Sendable, Hashable {
     }
 
     /// Whether the queue has just crossed `backoffLimitUs`: true once per queue. GCC's detector
-    /// sees a queue once its growth has lifted the trend over an adaptive threshold of 6 ms or
-    /// more over 20 groups: near capacity the estimate grows additively, so that is 7–15 % above
+    /// sees a queue once its growth has lifted the modified trend (slope × up to 60 deltas × 4)
+    /// over an adaptive threshold of 6 ms or more: near capacity the estimate grows additively, so that is 7–15 % above
     /// the link and 80–130 ms of queue at 1 Mbit/s (measured), 1.5 s after the rate crossed the
     /// link. The least delay of two feedback messages in a row over 25 ms says the queue never
     /// emptied between the pictures they cover: the rate is over the link now. Once per queue:

@@ -102,7 +102,6 @@ final class DestinationCongestion {
         if let roundTripUs { delayBased.setRoundTripTime(roundTripUs) }
         delayBased.probeQueue = activeProbe != nil || probeEndedUs.map({ nowUs - $0 < Self.probeQueueUs }) == true
         let before = delayBased.bitrate
-        let backoffsBefore = delayBased.queueBackoffs
         let update = delayBased.update(with: results, at: nowUs)
         var probed: Int?
         for (result, cluster) in zip(results, clusters) where cluster >= 0 {
@@ -113,8 +112,8 @@ final class DestinationCongestion {
             if update.state != .overusing { probed = rate }
         }
         if delayBased.drainCap != nil { probes.recordDecrease(at: nowUs) }
-        if delayBased.queueBackoffs != backoffsBefore {
-            statistics.queueBackoffs += delayBased.queueBackoffs - backoffsBefore
+        if delayBased.queueBackoffs != statistics.queueBackoffs {
+            statistics.queueBackoffs = delayBased.queueBackoffs
             probes.recordDecrease(at: nowUs)
         }
         if update.state == .overusing && delayBased.bitrate < before {
@@ -187,9 +186,9 @@ final class DestinationCongestion {
 
     /// The rate a probe doubles: the allowed rate, or the link's capacity estimate when that is
     /// higher. After a back-off the estimate sits under the link; a probe at twice it (1.4 ×
-    /// a 1 Mbit/s link) read the link's token-bucket burst as room often enough (1.15 Mbit/s,
-    /// over 80 % of the probe's rate) that the next probe went out at once at 2.3 Mbit/s and the
-    /// estimate jumped: 80–120 ms of queue each time. At twice the capacity a full link reads
+    /// a 1 Mbit/s link) read the link's token-bucket burst as room often enough (1.26–1.47 Mbit/s,
+    /// over 80 % of the probe's rate) that the next probe went out at once at twice that and the
+    /// estimate jumped: 80–140 ms of queue each time. At twice the capacity a full link reads
     /// far under 80 %.
     func probeBase(_ allowed: Int) -> Int {
         max(allowed, Int(delayBased.rateControl.linkCapacity.estimate ?? 0))
