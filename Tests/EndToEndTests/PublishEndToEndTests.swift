@@ -83,7 +83,10 @@ import Testing
         // A machine too busy to start ffmpeg within the start delay loses the first pictures to
         // that, not to the publisher: the checks of the stream's start then do not apply.
         let onTime = try receiver.listens(on: Int(ports[0]), within: 1.5)
-        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(
+            publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0,
+            "exit \(publish.exitStatus.map(String.init) ?? "none"): \(publish.output)"
+        )
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
         // Seed 001's stamps are replaced by the capture clock: pictures a 30th of a second apart.
@@ -129,7 +132,10 @@ import Testing
             #expect(viewer.waitForExit(deadlineSeconds: 30), "\(uid): \(viewer.output)")
             #expect(viewer.exitStatus == 0, "\(uid): \(viewer.output)")
         }
-        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(
+            publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0,
+            "exit \(publish.exitStatus.map(String.init) ?? "none"): \(publish.output)"
+        )
         let bob = try Received(base: directory.path + "/bob", width: Self.width, height: Self.height)
         let carol = try Received(base: directory.path + "/carol", width: Self.width, height: Self.height)
         // Both decoded whole pictures in order, every gap one the publisher counted; carol's
@@ -197,7 +203,10 @@ import Testing
         try signal.waitUntil(deadlineSeconds: 15, "the publisher re-joined") {
             signal.output.contains("uid=alice_sub") && signal.output.contains("publish")
         }
-        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(
+            publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0,
+            "exit \(publish.exitStatus.map(String.init) ?? "none"): \(publish.output)"
+        )
         _ = try receiver.ffmpeg.waitForExit(deadlineSeconds: 20)
         let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
         // The preview never stopped: frames 0…299 with no gap the publisher did not count.

@@ -55,12 +55,11 @@ public final class BackgroundProcess {
 
     /// Everything it printed so far (stdout and stderr interleaved).
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-    public var isRunning: Bool { process.isRunning && Self.zombieStatus(process.processIdentifier) == nil }
-    /// The exit status (or, killed, the signal's number), as Foundation's `terminationStatus`.
-    public var exitStatus: Int32? {
-        if !process.isRunning { return process.terminationStatus }
-        return Self.zombieStatus(process.processIdentifier)
-    }
+    public var isRunning: Bool { end.status(of: process) == nil }
+    /// The exit status (or, killed, the signal's number), as Foundation's `terminationStatus`;
+    /// nil while it runs.
+    public var exitStatus: Int32? { end.status(of: process) }
+    private var end = ProcessEnd()
 
     /// Foundation's `Process` sometimes never hears of a child that died within moments of its
     /// start (seen with a gst-launch that aborted while starting): the child stays a zombie,
@@ -107,6 +106,24 @@ public final class BackgroundProcess {
             guard Date() < deadline else { throw InteropFailure("\(name): \(what) did not happen:\n\(output)") }
             usleep(20_000)
         }
+    }
+}
+
+/// A child's end as first seen, kept. Between reading `/proc` (a zombie) and asking again,
+/// Foundation may reap the child and not yet have marked it ended; a second look then finds
+/// neither, which a CI run read as a failed exit.
+struct ProcessEnd {
+    private var seen: Int32?
+
+    /// The exit status or signal number once the child has ended, else nil.
+    mutating func status(of process: Process) -> Int32? {
+        if let seen { return seen }
+        if !process.isRunning {
+            seen = process.terminationStatus
+        } else if let status = BackgroundProcess.zombieStatus(process.processIdentifier) {
+            seen = status
+        }
+        return seen
     }
 }
 

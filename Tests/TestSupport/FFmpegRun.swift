@@ -35,14 +35,11 @@ public final class FFmpegRun {
 
     public var standardOutput: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
     public var standardError: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
-    public var exitStatus: Int32 {
-        if !process.isRunning { return process.terminationStatus }
-        return BackgroundProcess.zombieStatus(process.processIdentifier) ?? -1
-    }
+    /// The exit status (or signal number); -1 while it runs.
+    public var exitStatus: Int32 { end.status(of: process) ?? -1 }
     /// Running as far as the kernel knows too (see `BackgroundProcess.zombieStatus`).
-    var isRunning: Bool {
-        process.isRunning && BackgroundProcess.zombieStatus(process.processIdentifier) == nil
-    }
+    var isRunning: Bool { end.status(of: process) == nil }
+    private var end = ProcessEnd()
 
     /// Polls `condition` every 10 ms until it holds; a bounded wait, not a timing assertion.
     public func waitUntil(deadlineSeconds: Double, _ condition: () throws -> Bool) throws {
