@@ -36,9 +36,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         /// link's own, as the queue kept it busy; this project's, Docs/congestion.md "After a
         /// capacity drop").
         public var drainResumeFactor: Double
-        /// β of the decrease a standing queue above `StandingQueueDetector.backoffLimitUs` calls
-        /// for: gentler than the detector's, as it comes earlier (a 25 ms queue, not a deep one;
-        /// this project's, Docs/congestion.md "Early back-off").
+        /// β of the decrease a standing queue just above `StandingQueueDetector.backoffLimitUs`
+        /// calls for: gentler than the detector's, as it comes earlier (a 25 ms queue, not a deep
+        /// one); a deeper queue takes a lower β (`StandingQueueDetector.backoffFactor`; this
+        /// project's, Docs/congestion.md "Early back-off").
         public var queueBackoffFactor: Double
 
         public init(
@@ -107,6 +108,9 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// The highest link rate of the current drain, and when the drain began.
     private var drainedLinkRate: Int?
     private var drainStartUs: Int64?
+    /// Since when the acknowledged rate has stayed under `applicationLimitedRatio` × the
+    /// estimate (the sender sends less than it may), µs; nil while it does not.
+    public private(set) var applicationLimitedSinceUs: Int64?
     private var lastFeedbackUs: Int64?
     private var received: [PacketResult] = []
 
@@ -174,6 +178,11 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
 
         let acknowledgedBitrate = acknowledged.bitrate
+        if let rate = acknowledgedBitrate, Double(rate) < Self.applicationLimitedRatio * rateControl.bitrate {
+            if applicationLimitedSinceUs == nil { applicationLimitedSinceUs = nowUs }
+        } else {
+            applicationLimitedSinceUs = nil
+        }
         if detector.state == .overusing && probeQueue {
             // The sender's own probe built this queue on purpose: hold, as for under-use.
             rateControl.update(.underusing, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
@@ -192,16 +201,19 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             standingQueue?.update(minimumOffsetUs: leastOffset, at: nowUs)
             // A queue that stands above its back-off limit is over-use the trend has not shown
             // yet: one gentle decrease per such queue (`StandingQueueDetector.takeBackoff`), from
-            // the rate this message's packets arrived at: the queue never emptied while they
-            // crossed, so that is the link's own rate, where R_hat lags the last decrease.
-            if !probeQueue, detector.state != .overusing, standingQueue?.takeBackoff() == true,
-                let rate = receivedRate ?? acknowledgedBitrate
+            // the link's rate: the lower of R_hat and the rate this message's packets arrived at
+            // (the queue never emptied while they crossed). One message's arrivals alone read
+            // 5.4 Mbit/s on a 3 Mbit/s link (a receiver stamping a batch at once), and the
+            // back-off then lowered nothing.
+            if !probeQueue, detector.state != .overusing, let queue = standingQueue,
+                standingQueue?.takeBackoff() == true,
+                let rate = receivedRate.map({ min($0, acknowledgedBitrate ?? $0) }) ?? acknowledgedBitrate
             {
                 rateControl.update(
                     .overusing,
                     acknowledgedBitrate: rate,
                     at: nowUs,
-                    backoffFactor: configuration.queueBackoffFactor
+                    backoffFactor: queue.backoffFactor(gentlest: configuration.queueBackoffFactor)
                 )
                 queueBackoffs += 1
             }
@@ -304,7 +316,22 @@ extension DelayBasedEstimator {
                 rate = rateControl.linkCapacity.estimate ?? rate
             }
         }
+        if !foundRoom, rate < rateControl.bitrate, let since = applicationLimitedSinceUs,
+            nowUs - since >= Self.applicationLimitedUs
+        {
+            rateControl.setEstimate(rate, at: nowUs)
+            return
+        }
         guard rate > rateControl.bitrate else { return }
         rateControl.setEstimate(rate, at: nowUs)
     }
+
+    /// Below this fraction of the estimate the acknowledged rate is the sender's, not the
+    /// link's: the encoder makes less than it may (libwebrtc's ALR detector starts at 65–80 %).
+    public static let applicationLimitedRatio = 0.8
+    /// For at least this long, µs: after a step up x264 takes a second or two to reach a new
+    /// target, and R_hat lags that; probes then read low and must not hold the ramp back
+    /// (measured at 1080p with no such wait: the 1 → 3 Mbit/s step tracked in 6.5–11 s, not
+    /// 2–4 s).
+    public static let applicationLimitedUs: Int64 = 3_000_000
 }

@@ -94,6 +94,21 @@ public struct StandingQueueDetector: Sendable, Hashable {
         return true
     }
 
+    /// β of the early back-off for the queue standing now: `gentlest` (0.95) for a queue just
+    /// over the limit, lower for a deeper one, so the back-off also drains what stood by the
+    /// time it was seen within about `drainSpanUs` (1 − delay / span), down to GCC's β of 0.85
+    /// (a 75 ms queue). At 0.95 alone a 100 ms queue on a 3 Mbit/s link took 1.5–2 s to drain
+    /// (the bottleneck's 50 ms samples; Docs/congestion.md).
+    public func backoffFactor(gentlest: Double) -> Double {
+        min(gentlest, max(Self.deepestBackoffFactor, 1 - Double(delayUs) / Double(drainSpanUs)))
+    }
+
+    /// The lowest β the early back-off takes: draft-ietf-rmcat-gcc-02 §5.5's recommended 0.85.
+    public static let deepestBackoffFactor = 0.85
+
+    /// Whether the queueing delay is above `backoffLimitUs`: the link is full and a queue stands.
+    public var isOverBackoffLimit: Bool { backoffLimitUs > 0 && delayUs > backoffLimitUs }
+
     /// Whether the queueing delay is above `limitUs`: a queue to drain.
     public var isOverLimit: Bool { delayUs > limitUs }
 

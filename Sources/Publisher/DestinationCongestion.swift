@@ -130,9 +130,14 @@ final class DestinationCongestion {
     }
 
     /// Whether the pacer sends at the allowed rate itself rather than at the pacing factor ×:
-    /// while a standing queue drains (`DelayBasedEstimator.drainCap`), and after it, until what
-    /// the pacer held back meanwhile has left. Released at 2.5× at once, that backlog would
-    /// fill the bottleneck's queue again (measured: a second drain 2 s after the first).
+    /// while a standing queue drains (`DelayBasedEstimator.drainCap`) or stands above the early
+    /// back-off's limit (25 ms), and after it, until what the pacer held back meanwhile has left.
+    /// Released at 2.5× at once, that backlog would fill the bottleneck's queue again (measured:
+    /// a second drain 2 s after the first). From 25 ms, not only from the drain's 100 ms: after
+    /// a decrease x264 goes on making pictures at the old rate for a second or so, and at 2.5×
+    /// they went straight into the bottleneck's queue, which went on growing for 1.3 s under an
+    /// estimate already below the link (at 1080p and 3 Mbit/s; queue p95 ≈ 70 → 45 ms,
+    /// Docs/congestion.md).
     private(set) var pacesAtAllowedRate = false
 
     /// Video and retransmission bytes waiting in the pacer (audio and padding leave first).
@@ -141,10 +146,10 @@ final class DestinationCongestion {
         return pacer.queuedBytes(.video) + pacer.queuedBytes(.retransmission)
     }
 
-    /// Enters or leaves `pacesAtAllowedRate`: left once no queue is drained and the backlog
-    /// leaves within `settledBacklogUs` at the pacing rate.
+    /// Enters or leaves `pacesAtAllowedRate`: left once no queue stands or is drained and the
+    /// backlog leaves within `settledBacklogUs` at the pacing rate.
     func updateDrainPacing() {
-        if delayBased.drainCap != nil {
+        if delayBased.drainCap != nil || delayBased.standingQueue?.isOverBackoffLimit == true {
             pacesAtAllowedRate = true
         } else if pacesAtAllowedRate, let pacer {
             pacesAtAllowedRate = Int64(pacedBacklogBytes) * 8_000_000 > Self.settledBacklogUs * Int64(pacer.pacingRate)

@@ -74,6 +74,35 @@ struct DelayBasedEstimatorTests {
         }
     }
 
+    @Test("sending under 80 % of the estimate for 3 s: a probe that found no room lowers it to its result")
+    func applicationLimitedProbeLowers() throws {
+        // 1.92 Mbit/s of packets against an estimate of 4 Mbit/s: the encoder makes less than it
+        // may, and nothing it sends tests the estimate.
+        var estimator = try Self.estimator(start: 4_000_000)
+        var nowUs: Int64 = 0
+        func feed(untilMessage end: Int, from start: Int) {
+            for message in start..<end {
+                nowUs = Int64(message + 1) * 50_000 + 20_000
+                estimator.update(with: Self.packets(from: message * 10, count: 10), at: nowUs)
+            }
+        }
+        feed(untilMessage: 30, from: 0)
+        let since = try #require(estimator.applicationLimitedSinceUs)
+        #expect(nowUs - since < DelayBasedEstimator.applicationLimitedUs)
+        // Within the first 3 s (x264 may still be ramping up to a new target): not lowered.
+        let held = estimator.bitrate
+        #expect(held > 3_000_000)
+        estimator.applyProbeResult(2_500_000, foundRoom: false, at: nowUs)
+        #expect(estimator.bitrate == held)
+        feed(untilMessage: 90, from: 30)
+        #expect(nowUs - since >= DelayBasedEstimator.applicationLimitedUs)
+        estimator.applyProbeResult(2_200_000, foundRoom: false, at: nowUs)
+        #expect(estimator.bitrate == 2_200_000)
+        // Once the acknowledged rate (1.92 Mbit/s) is within 80 % of the estimate again, that ends.
+        feed(untilMessage: 100, from: 90)
+        #expect(estimator.applicationLimitedSinceUs == nil)
+    }
+
     @Test("a growing queue is over-use: the rate drops to 0.85 × the acknowledged rate")
     func queueBuildsUp() throws {
         var estimator = try Self.estimator(start: 2_000_000)

@@ -68,4 +68,18 @@ struct StandingQueueDetectorTests {
         let offCalls = off.takeBackoff()
         #expect(!offCalls)
     }
+
+    @Test(
+        "the early back-off's β: 0.95 just over the limit, 1 − delay / 500 ms deeper, at least 0.85",
+        arguments: [
+            (0, 0.95), (26, 0.948), (40, 0.92), (50, 0.90), (75, 0.85), (99, 0.85), (400, 0.85),
+        ] as [(Int64, Double)]
+    )
+    func backoffFactorFollowsTheQueue(delayMs: Int64, factor: Double) {
+        var detector = StandingQueueDetector(drainSpanUs: 500_000, backoffLimitUs: 25_000)
+        detector.update(minimumOffsetUs: 1_000_000, at: 0)
+        detector.update(minimumOffsetUs: 1_000_000 + delayMs * 1000, at: 50_000)
+        #expect(abs(detector.backoffFactor(gentlest: 0.95) - factor) < 1e-9)
+        #expect(detector.isOverBackoffLimit == (delayMs > 25))
+    }
 }

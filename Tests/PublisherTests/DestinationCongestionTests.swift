@@ -93,11 +93,39 @@ struct DestinationCongestionTests {
         #expect(congestion.delayBased.bitrate >= before)
         #expect(congestion.delayBased.rateControl.linkCapacity.estimate == nil)
         #expect(congestion.statistics.queueBackoffs == 0 && congestion.statistics.overuseEvents == 0)
-        // A queue that creeps past 25 ms long after the probe: one early back-off.
         try path.run(congestion, untilUs: 3_000_000) { _ in 0 }
-        try path.run(congestion, untilUs: 5_500_000) { max(0, ($0 - 3_000_000) * 15 / 1000) }
+        // A queue that creeps past 25 ms long after the probe: one early back-off (a decrease
+        // near the link's capacity, which it records).
+        var untilUs: Int64 = 3_050_000
+        while congestion.statistics.queueBackoffs == 0, untilUs <= 5_500_000 {
+            try path.run(congestion, untilUs: untilUs) { max(0, ($0 - 3_000_000) * 15 / 1000) }
+            untilUs += 50_000
+        }
         #expect(congestion.statistics.queueBackoffs == 1)
         #expect(congestion.delayBased.rateControl.linkCapacity.estimate != nil)
         #expect(congestion.delayBased.bitrate < before)
+    }
+
+    @Test("a queue over 25 ms paces at the allowed rate; the early back-off from a deeper queue goes lower")
+    func standingQueuePacesAtTheAllowedRate() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(!congestion.pacesAtAllowedRate)
+        let before = congestion.delayBased.bitrate
+        // A 60 ms queue at once, standing: over the back-off limit, under the drain's 100 ms.
+        try path.run(congestion, untilUs: 2_300_000) { _ in 60_000 }
+        congestion.updateDrainPacing()
+        #expect(congestion.delayBased.drainCap == nil)
+        #expect(congestion.pacesAtAllowedRate)
+        // One decrease, to about 0.88 × the link's rate (1 − 60 ms / 500 ms), not 0.95 ×.
+        let after = congestion.delayBased.bitrate
+        #expect(congestion.statistics.queueBackoffs + congestion.statistics.overuseEvents >= 1)
+        #expect(after < before && after <= 925_000, "\(before) → \(after)")
+        // Gone: paced at 2.5 × again once the pacer holds nothing back.
+        try path.run(congestion, untilUs: 2_600_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(!congestion.pacesAtAllowedRate)
     }
 }
