@@ -99,18 +99,22 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// then holds the estimate instead of lowering it, and a standing queue is no reason for the
     /// early back-off (the probe sent above the link on purpose; measured at 1 Mbit/s, a decrease
     /// after every probe every 2 s, from an R_hat that lagged the last one, held the link at
-    /// 79–83 %). The standing-queue drain still applies.
+    /// 79–83 %). The standing-queue drain still applies, and a queue over `probeQueueLimitUs` is
+    /// not excused.
     public var probeQueue = false
     /// Early back-offs taken so far (`StandingQueueDetector.takeBackoff`).
     public private(set) var queueBackoffs = 0
     /// While a standing queue drains: the rate that drains it, below the controller's.
     public private(set) var drainCap: Int?
-    /// The highest link rate of the current drain, and when the drain began.
-    private var drainedLinkRate: Int?
+    /// What the link carried during the current drain, and when the drain began.
+    private var drainMeter: BusyLinkMeter?
     private var drainStartUs: Int64?
     /// Since when the acknowledged rate has stayed under `applicationLimitedRatio` × the
     /// estimate (the sender sends less than it may), µs; nil while it does not.
     public private(set) var applicationLimitedSinceUs: Int64?
+    /// When a probe last found room beyond the known capacity, unconfirmed yet
+    /// (`applyProbeResult`).
+    private var roomFoundUs: Int64?
     private var lastFeedbackUs: Int64?
     private var received: [PacketResult] = []
 
@@ -185,7 +189,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         } else {
             applicationLimitedSinceUs = nil
         }
-        if detector.state == .overusing && probeQueue {
+        let probeExcuses = probeQueue && (standingQueue?.delayUs ?? 0) <= Self.probeQueueLimitUs
+        if detector.state == .overusing && probeExcuses {
             // The sender's own probe built this queue on purpose: hold, as for under-use.
             rateControl.update(.underusing, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
         } else if detector.state == .overusing {
@@ -206,7 +211,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // (the queue never emptied while they crossed). One message's arrivals alone read
             // 5.4 Mbit/s on a 3 Mbit/s link (a receiver stamping a batch at once), and the
             // back-off then lowered nothing.
-            if !probeQueue, detector.state != .overusing, standingQueue?.takeBackoff() == true,
+            if !probeExcuses, detector.state != .overusing, standingQueue?.takeBackoff() == true,
                 let factor = standingQueue?.backoffFactor(gentlest: configuration.queueBackoffFactor),
                 let rate = busyLinkRate(acknowledged: acknowledgedBitrate)
             {
@@ -217,18 +222,23 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // the link carries, and climbing back from it at the additive pace near a known
             // capacity would take tens of seconds.
             let wasDraining = drainCap != nil
-            // R_hat lags a drop by about a second; the rate this message's packets arrived at
-            // does not, and behind a standing queue they arrive at the link's rate. Draining from
-            // 0.5 × a lagging 2.7 Mbit/s let a 1 Mbit/s bottleneck's queue grow to its limit.
-            // Only read while the queue is over its limit: below it there is no cap to set.
-            let overLimit = standingQueue?.isOverLimit == true
-            let linkRate = overLimit ? busyLinkRate(acknowledged: acknowledgedBitrate) : acknowledgedBitrate
+            // R_hat lags a drop by about a second; the rate the packets arrive at behind a
+            // standing queue does not: it is the link's. Draining from 0.5 × a lagging 2.7 Mbit/s
+            // let a 1 Mbit/s bottleneck's queue grow to its limit. Read over the whole drain
+            // (`BusyLinkMeter`), not per message: one message's reading is spoilt by a receiver
+            // stamping a batch at once, and resuming from the drain's highest such reading sent
+            // 2.4 Mbit/s into a 1 Mbit/s link after the step (a second queue of 270 ms).
+            if standingQueue?.isOverLimit == true {
+                var meter = drainMeter ?? BusyLinkMeter()
+                meter.add(received, reading: busyLinkRate(acknowledged: acknowledgedBitrate))
+                drainMeter = meter
+            }
+            let linkRate = drainMeter?.linkRate ?? acknowledgedBitrate
             drainCap = linkRate.flatMap { standingQueue?.drainRate(linkRate: $0) }
             if drainCap != nil {
-                drainedLinkRate = max(drainedLinkRate ?? 0, linkRate ?? 0)
                 if !wasDraining { drainStartUs = nowUs }
-            } else if wasDraining, let linkRate = drainedLinkRate, let start = drainStartUs {
-                // Drained: resume just under the rate the link was seen to carry, not at the
+            } else if wasDraining, let linkRate = drainMeter?.resumeRate, let start = drainStartUs {
+                // Drained: resume just under the rate the link carried, not at the
                 // controller's 0.85 × the acknowledged rate of a moment of over-use (measured:
                 // 75–80 % of a 1 Mbit/s link for seconds after a 3 → 1 Mbit/s step). Upwards
                 // only after a drain long enough for R_hat to be the link's, and not while
@@ -239,7 +249,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
                     rateControl.setEstimate(resume, at: nowUs)
                 }
             }
-            if drainCap == nil { drainedLinkRate = nil }
+            if drainCap == nil { drainMeter = nil }
         }
         return currentUpdate
     }
@@ -275,6 +285,12 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         else { return acknowledged }
         return arrival
     }
+
+    /// A queue deeper than this, µs, is not the probe's own (`probeQueue`), whose bytes above the
+    /// link make about 20 ms: a capacity drop during or just after a probe. Excused whatever its
+    /// depth, an over-use at a 3 → 1 Mbit/s step waited out the probe's 300 ms (queue 35 → 90 ms)
+    /// before the drain, at 100 ms, made the first decrease.
+    public static let probeQueueLimitUs: Int64 = 50_000
 
     /// An arrival rate under this fraction of R_hat behind a standing queue is a capacity drop.
     static let droppedLinkRatio = 2.0 / 3.0
@@ -323,18 +339,29 @@ extension DelayBasedEstimator {
     /// bucket's burst lets those through faster than the link's rate (measured: 1.14 Mbit/s
     /// from a 1 Mbit/s tbf, an over-use a second later). Lifted to the capacity's upper bound
     /// (mean + 3 σ, 1.08 Mbit/s on a 1 Mbit/s link) every 2 s, the estimate stood above the link
-    /// for a second after each probe: 60–100 ms of queue each time. A probe that found room shows
-    /// the capacity moved: the old capacity estimate is dropped.
+    /// for a second after each probe: 60–100 ms of queue each time.
+    ///
+    /// A probe that found room shows the capacity moved, when a second one right after it
+    /// (`ProbeController` sends it at once, at twice the lifted estimate) finds room too: then the
+    /// old capacity estimate is dropped. The first alone lifts the estimate to the capacity's
+    /// upper bound: a receiver short of CPU stamps a probe's few packets as one batch, and on a
+    /// 1 Mbit/s link probes at 1.5 Mbit/s came back "at their rate" every 2 s, each resetting the
+    /// capacity, each followed by an over-use and a decrease (utilisation 76 % in that phase).
     public mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
         guard detector.state != .overusing else { return }
         var rate = Double(bitsPerSecond)
         if rateControl.linkCapacity.estimate != nil, rate > rateControl.linkCapacity.upperBound {
-            if foundRoom {
+            if foundRoom, let first = roomFoundUs, nowUs - first <= Self.roomConfirmationUs {
                 rateControl.resetLinkCapacity()
+                roomFoundUs = nil
+            } else if foundRoom {
+                roomFoundUs = nowUs
+                rate = rateControl.linkCapacity.upperBound
             } else {
                 rate = rateControl.linkCapacity.estimate ?? rate
             }
         }
+        if !foundRoom { roomFoundUs = nil }
         if !foundRoom, rate < rateControl.bitrate, let since = applicationLimitedSinceUs,
             nowUs - since >= Self.applicationLimitedUs
         {
@@ -344,6 +371,11 @@ extension DelayBasedEstimator {
         guard rate > rateControl.bitrate else { return }
         rateControl.setEstimate(rate, at: nowUs)
     }
+
+    /// How soon after a probe that found room beyond a known capacity a second one must find
+    /// room too to count, µs: the second goes at once, and its result is back within a round
+    /// trip and its feedback interval.
+    public static let roomConfirmationUs: Int64 = 1_000_000
 
     /// Below this fraction of the estimate the acknowledged rate is the sender's, not the
     /// link's: the encoder makes less than it may (libwebrtc's ALR detector starts at 65–80 %).

@@ -137,7 +137,8 @@ final class DestinationCongestion {
     /// a decrease x264 goes on making pictures at the old rate for a second or so, and at 2.5×
     /// they went straight into the bottleneck's queue, which went on growing for 1.3 s under an
     /// estimate already below the link (at 1080p and 3 Mbit/s; queue p95 ≈ 70 → 45 ms,
-    /// Docs/congestion.md).
+    /// Docs/congestion.md). Once no queue stands, the backlog leaves on top of the allowed rate
+    /// (`pacingRate(allowed:)`).
     private(set) var pacesAtAllowedRate = false
 
     /// Video and retransmission bytes waiting in the pacer (audio and padding leave first).
@@ -149,7 +150,7 @@ final class DestinationCongestion {
     /// Enters or leaves `pacesAtAllowedRate`: left once no queue stands or is drained and the
     /// backlog leaves within `settledBacklogUs` at the pacing rate.
     func updateDrainPacing() {
-        if delayBased.drainCap != nil || delayBased.standingQueue?.isOverBackoffLimit == true {
+        if queueStands {
             pacesAtAllowedRate = true
         } else if pacesAtAllowedRate, let pacer {
             pacesAtAllowedRate = Int64(pacedBacklogBytes) * 8_000_000 > Self.settledBacklogUs * Int64(pacer.pacingRate)
@@ -160,6 +161,28 @@ final class DestinationCongestion {
 
     /// A backlog that leaves within this long is no longer one, µs: about a picture's worth.
     static let settledBacklogUs: Int64 = 50_000
+
+    /// The rate the pacer sends at while `pacesAtAllowedRate`: the allowed rate itself while a
+    /// queue stands or drains; once none does, the link has room and the backlog leaves on top
+    /// of the allowed rate within `backlogReleaseUs` (at most the pacing factor × allowed). Held
+    /// at the allowed rate alone, the backlog never left: after a decrease to 2.3 Mbit/s on a
+    /// 3 Mbit/s link x264 went on making 2.8 Mbit/s for a second, the pacer held 86 kB (300 ms)
+    /// with no queue in the bottleneck, and the 1 → 3 Mbit/s step took 12 s to track.
+    func pacingRate(allowed: Int) -> Int {
+        guard let factor = pacer?.configuration.pacingFactor, !queueStands else { return allowed }
+        let release = Int(Int64(pacedBacklogBytes) * 8_000_000 / Self.backlogReleaseUs)
+        return min(allowed + release, Int(factor * Double(allowed)))
+    }
+
+    /// A second: at 2.5 × at once the backlog filled the bottleneck's queue again (a second
+    /// drain 2 s after the first); spread over a second it adds as much as x264's overshoot
+    /// after a decrease took away.
+    static let backlogReleaseUs: Int64 = 1_000_000
+
+    /// Whether a queue stands over the early back-off's limit or is being drained.
+    private var queueStands: Bool {
+        delayBased.drainCap != nil || delayBased.standingQueue?.isOverBackoffLimit == true
+    }
 
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
     var hasEstimate: Bool { statistics.feedbackMessages > 0 }

@@ -116,11 +116,13 @@ extension MediaSender {
     /// The pacer runs at the pacing factor × the larger of this destination's allowed rate and
     /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
     /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
-    /// sent (`probeIfDue`). While the path's queue is being drained (a standing queue found,
-    /// `DelayBasedEstimator.drainCap`), and until the pacer's own backlog from then has left
-    /// (`DestinationCongestion.pacesAtAllowedRate`), it runs at the allowed rate itself: the
+    /// sent (`probeIfDue`). While the path's queue stands or is being drained (a standing queue
+    /// found, `DelayBasedEstimator.drainCap`), and until the pacer's own backlog from then has
+    /// left (`DestinationCongestion.pacesAtAllowedRate`), it runs at the allowed rate itself: the
     /// link is full, so what the pacer holds back would only wait in the bottleneck's queue
-    /// instead, where audio and retransmissions can no longer overtake it. The burst allowance
+    /// instead, where audio and retransmissions can no longer overtake it. Once no queue stands,
+    /// the backlog leaves on top of that within a second (`DestinationCongestion.pacingRate`).
+    /// The burst allowance
     /// applies only while the path has room (`DestinationCongestion.allowsBursts`).
     func applyPacingRate(to destination: Destination) {
         let congestion = destination.congestion
@@ -129,7 +131,8 @@ extension MediaSender {
         // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
         // would only grow its backlog to the queue-age limit.
         if congestion.pacesAtAllowedRate, isFollowed(destination), let allowed = destination.allowedBitrate {
-            congestion.pacer?.setPacingRate(allowed)
+            let rate = congestion.pacingRate(allowed: allowed)
+            congestion.pacer?.setPacingRate(rate)
         } else {
             congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
         }

@@ -128,7 +128,7 @@ struct SimulationTests {
         #expect(down.lowPhase.allSatisfy { $0.queueDelayUs < 50_000 })
     }
 
-    @Test("near a known capacity a probe that found no room lifts the estimate at most to the capacity estimate")
+    @Test("near a known capacity a probe lifts the estimate at most to the capacity, unless two in a row find room")
     func probeResultNearKnownCapacity() throws {
         var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 2_500_000)) { _ in 1_000_000 }
         simulator.run(untilUs: 20 * Self.second)
@@ -141,11 +141,25 @@ struct SimulationTests {
         full.applyProbeResult(1_400_000, foundRoom: false, at: simulator.nowUs)
         #expect(full.bitrate <= max(Int(capacity) + 1, simulator.estimator.bitrate) && upper < 1_400_000)
         #expect(full.rateControl.linkCapacity.estimate != nil)
-        // The same rate from a probe that came back at its own rate: the link grew.
+        // The same rate from a probe that came back at its own rate: the link may have grown, or
+        // the receiver stamped the probe as one batch. Alone, it lifts the estimate only to the
+        // capacity's upper bound; a second probe finding room within a second confirms it.
         var grown = simulator.estimator
         grown.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs)
-        #expect(grown.bitrate == 1_400_000)
+        #expect(grown.bitrate <= max(Int(upper) + 1, simulator.estimator.bitrate))
+        #expect(grown.rateControl.linkCapacity.estimate != nil)
+        var batched = grown
+        grown.applyProbeResult(2_200_000, foundRoom: true, at: simulator.nowUs + 200_000)
+        #expect(grown.bitrate == 2_200_000)
         #expect(grown.rateControl.linkCapacity.estimate == nil)
+        // Not confirmed: the second probe found the link full, or came too late.
+        batched.applyProbeResult(1_100_000, foundRoom: false, at: simulator.nowUs + 200_000)
+        batched.applyProbeResult(2_200_000, foundRoom: true, at: simulator.nowUs + 400_000)
+        #expect(batched.rateControl.linkCapacity.estimate != nil)
+        var late = simulator.estimator
+        late.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs)
+        late.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs + 1_500_000)
+        #expect(late.rateControl.linkCapacity.estimate != nil)
     }
 
     @Test("a rate creeping 1.5 % over the link: the early back-off acts at a 25 ms queue, GCC's trend not at all")

@@ -6,7 +6,9 @@ import Testing
 /// test makes, `Tests/Peers/bottleneck.py` shapes what leaves the publisher's ICE ports
 /// (`--ice-ports`) through an htb class with a bfifo queue on `lo` (the kernel has no netem;
 /// feedback in the other direction is not shaped), and steps its capacity 3 → 1 → 3 Mbit/s
-/// every 20 s. Headless Chromium watches the room page: it negotiates transport-cc, and its
+/// every 20 s from the first packet it shapes (as `scripts/cc-bench.sh` does: on the clock of
+/// the test's start, a loaded run's Chromium took 4 s to connect, and the first phase's settled
+/// part held 1 s of the stream). Headless Chromium watches the room page: it negotiates transport-cc, and its
 /// transport feedback drives the publisher's delay-based estimate, probing and pacer.
 extension PublishEndToEndTests {
     @Test func theSendingRateFollowsABottleneckStepping3To1To3Mbits() throws {
@@ -18,7 +20,7 @@ extension PublishEndToEndTests {
             [
                 WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
                 "--schedule", "0:3000,20:1000,40:3000", "--match", "udp sport 40000-40999", "--duration", "60",
-                "--out", summaryPath, "--samples", directory.path + "/bottleneck-samples.jsonl",
+                "--start-on-traffic", "--out", summaryPath, "--samples", directory.path + "/bottleneck-samples.jsonl",
             ],
             directory: directory,
             name: "bottleneck"

@@ -3,7 +3,7 @@
 
     bottleneck.py selftest [--netns rtc-NAME]
     bottleneck.py run --netns rtc-NAME --schedule 0:3000,20:1000,40:3000 \
-        (--match 'udp sport 40000-40999' | --match-file FILE) [--start-on-match] \
+        (--match 'udp sport 40000-40999' | --match-file FILE) [--start-on-match | --start-on-traffic] \
         [--duration S] [--settle 5] [--queue-bytes N] [--interval 0.05] [--out FILE] [--samples FILE]
 
 What it sets up on the namespace's `lo` (this kernel: htb, tbf, bfifo, nftables; no netem):
@@ -30,7 +30,8 @@ first settle. Raw samples go to --samples (JSON lines).
 
 It prints `{"event":"ready",...}` once shaping is in place, `{"event":"match",...}` when the rule
 is (re)installed and `{"event":"start","monotonic":T}` when the schedule's clock starts (at once,
-or with --start-on-match at the first match; T is CLOCK_MONOTONIC, shared by all processes).
+with --start-on-match once the match is known, or with --start-on-traffic at the first packet
+the rule counts, polled every --interval; T is CLOCK_MONOTONIC, shared by all processes).
 SIGINT/SIGTERM end it early; it still writes the summary. The qdisc and the table are removed on
 every exit.
 
@@ -430,9 +431,11 @@ def command_run(args):
             emit({"event": "match", "match": shaper.match, "monotonic": time.monotonic()})
         else:
             poll_match() and emit({"event": "match", "match": shaper.match, "monotonic": time.monotonic()})
-        if not args.start_on_match or shaper.match:
-            t0 = time.monotonic()
-            emit({"event": "start", "monotonic": t0})
+        def may_start():
+            if args.start_on_traffic:
+                return bool(shaper.match) and shaper.offered_counter()[1] > 0
+            return bool(shaper.match) if args.start_on_match else True
+
         step = 0
         next_sample = time.monotonic()
         next_counter = 0.0
@@ -441,9 +444,9 @@ def command_run(args):
             if poll_match():
                 events.append({"t": r(now - t0, 3) if t0 else None, "match": shaper.match})
                 emit({"event": "match", "match": shaper.match, "monotonic": now})
-                if t0 is None and shaper.match:
-                    t0 = now
-                    emit({"event": "start", "monotonic": t0})
+            if t0 is None and may_start():
+                t0 = now
+                emit({"event": "start", "monotonic": t0})
             if t0 is not None:
                 rel = now - t0
                 if rel >= duration:
@@ -656,7 +659,10 @@ def main():
     rp.add_argument("--interval", type=float, default=0.05, help="sampling interval, seconds (default 0.05)")
     rp.add_argument("--match", help="nft match of the shaped packets, e.g. 'udp sport 40000-40999'")
     rp.add_argument("--match-file", help="a file holding the match; polled, the rule follows its changes")
-    rp.add_argument("--start-on-match", action="store_true", help="start the schedule's clock at the first match")
+    start = rp.add_mutually_exclusive_group()
+    start.add_argument("--start-on-match", action="store_true", help="start the schedule's clock once the match is known")
+    start.add_argument("--start-on-traffic", action="store_true",
+                       help="start the schedule's clock at the first packet the rule counts")
     rp.add_argument("--out", help="write the summary JSON here too")
     rp.add_argument("--samples", help="raw samples, JSON lines")
     args = parser.parse_args()

@@ -128,4 +128,28 @@ struct DestinationCongestionTests {
         congestion.updateDrainPacing()
         #expect(!congestion.pacesAtAllowedRate)
     }
+
+    @Test("held at the allowed rate, a backlog leaves on top of it within a second once no queue stands")
+    func backlogLeavesOnceNoQueueStands() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        try path.run(congestion, untilUs: 2_300_000) { _ in 60_000 }
+        congestion.updateDrainPacing()
+        #expect(congestion.pacesAtAllowedRate)
+        // 50 kB of pictures made at the old rate wait in the pacer.
+        for handle in 0..<50 {
+            #expect(congestion.pacer?.enqueue(handle: handle, size: 1000, kind: .video, at: 2_300_000) == true)
+        }
+        #expect(congestion.pacingRate(allowed: 800_000) == 800_000, "a queue stands: the allowed rate alone")
+        try path.run(congestion, untilUs: 2_600_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(congestion.pacesAtAllowedRate, "the backlog is still there")
+        // 400 kbit over a second on top of 800 kbit/s; 500 kB would be capped at 2.5 ×.
+        #expect(congestion.pacingRate(allowed: 800_000) == 1_200_000)
+        for handle in 50..<500 {
+            _ = congestion.pacer?.enqueue(handle: handle, size: 1000, kind: .video, at: 2_600_000)
+        }
+        #expect(congestion.pacingRate(allowed: 800_000) == 2_000_000)
+    }
 }
