@@ -13,6 +13,10 @@
 ///   estimate minus 1 bit/s against "below half the estimate", which always passes;
 /// - otherwise: hold or increase.
 ///
+/// With the standing-queue detector on (`standingQueue`), an over-use while no queue stands
+/// (at most `staleTrendQueueLimitUs`) holds instead: the trend is a slope over the last 20
+/// groups, and the bump that lifted it has drained.
+///
 /// A gap of more than 2 s between feedback messages (libwebrtc kStreamTimeOut) resets the
 /// grouping, trendline and detector: deltas across a pause say nothing about queues.
 ///
@@ -189,9 +193,13 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         } else {
             applicationLimitedSinceUs = nil
         }
-        let probeExcuses = probeQueue && (standingQueue?.delayUs ?? 0) <= Self.probeQueueLimitUs
-        if detector.state == .overusing && probeExcuses {
-            // The sender's own probe built this queue on purpose: hold, as for under-use.
+        let queueUs = standingQueue?.delayUs ?? 0
+        let probeExcuses = probeQueue && queueUs <= Self.probeQueueLimitUs
+        // The trend is a slope over the last 20 groups (about 0.7 s); the standing queue is now.
+        let staleTrend = queueMeasured && queueUs <= Self.staleTrendQueueLimitUs
+        if detector.state == .overusing && (probeExcuses || staleTrend) {
+            // The sender's own probe built this queue on purpose, or no queue stands any more:
+            // hold, as for under-use.
             rateControl.update(.underusing, acknowledgedBitrate: acknowledgedBitrate, at: nowUs)
         } else if detector.state == .overusing {
             if let rate = acknowledgedBitrate {
@@ -291,6 +299,15 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// depth, an over-use at a 3 → 1 Mbit/s step waited out the probe's 300 ms (queue 35 → 90 ms)
     /// before the drain, at 100 ms, made the first decrease.
     public static let probeQueueLimitUs: Int64 = 50_000
+
+    /// A standing queue at most this deep, µs, says an over-use is a stale trend: the bump that
+    /// lifted it has drained. A trend over the detector's 6 ms threshold needs the delay to have
+    /// grown by some 15 ms over its window, and a receiver's late stamps only ever raise the
+    /// measured queue. Measured: after a 1 → 3 Mbit/s step a train of probes lifted the trend,
+    /// and 310 ms after the last, with no queue left, over-use decreased to 0.9 × an R_hat still
+    /// lagging at 1.7 Mbit/s (the step took 7 s to track); a 57 ms queue that had drained 1.3 s
+    /// before cost the first 3 Mbit/s phase a decrease to 1.9 Mbit/s and 3 s under 85 %.
+    public static let staleTrendQueueLimitUs: Int64 = 5_000
 
     /// An arrival rate under this fraction of R_hat behind a standing queue is a capacity drop.
     static let droppedLinkRatio = 2.0 / 3.0
