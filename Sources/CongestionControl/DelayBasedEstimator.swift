@@ -186,6 +186,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
 
         let acknowledgedBitrate = acknowledged.bitrate
+        let arrivalRate = receivedRate
         let queueMeasured = standingQueue != nil && leastOffset != .max
         if queueMeasured { standingQueue?.update(minimumOffsetUs: leastOffset, at: nowUs) }
         if let rate = acknowledgedBitrate, Double(rate) < Self.applicationLimitedRatio * rateControl.bitrate {
@@ -204,7 +205,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         } else if detector.state == .overusing {
             if let rate = acknowledgedBitrate {
                 if rateControl.mayReduceFurther(at: nowUs, acknowledgedBitrate: Double(rate)) {
-                    rateControl.update(.overusing, acknowledgedBitrate: overuseRate(acknowledged: rate), at: nowUs)
+                    let decreaseFrom = overuseRate(arrival: arrivalRate, acknowledged: rate)
+                    rateControl.update(.overusing, acknowledgedBitrate: decreaseFrom, at: nowUs)
                 }
             } else {
                 rateControl.setEstimate(rateControl.bitrate / 2, at: nowUs)
@@ -221,7 +223,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // back-off then lowered nothing.
             if !probeExcuses, detector.state != .overusing, standingQueue?.takeBackoff() == true,
                 let factor = standingQueue?.backoffFactor(gentlest: configuration.queueBackoffFactor),
-                let rate = busyLinkRate(acknowledged: acknowledgedBitrate)
+                let rate = busyLinkRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate)
             {
                 rateControl.update(.overusing, acknowledgedBitrate: rate, at: nowUs, backoffFactor: factor)
                 queueBackoffs += 1
@@ -238,7 +240,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // 2.4 Mbit/s into a 1 Mbit/s link after the step (a second queue of 270 ms).
             if standingQueue?.isOverLimit == true {
                 var meter = drainMeter ?? BusyLinkMeter()
-                meter.add(received, reading: busyLinkRate(acknowledged: acknowledgedBitrate))
+                meter.add(received, reading: busyLinkRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate))
                 drainMeter = meter
             }
             let linkRate = drainMeter?.linkRate ?? acknowledgedBitrate
@@ -275,9 +277,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     }
 
     /// The link's rate while a queue keeps it busy: the lower of R_hat (`acknowledged`) and the
-    /// rate this message's packets arrived at; R_hat alone when that is unknown.
-    private func busyLinkRate(acknowledged: Int?) -> Int? {
-        receivedRate.map { min($0, acknowledged ?? $0) } ?? acknowledged
+    /// rate this message's packets arrived at (`arrival`, `receivedRate`); R_hat alone when that
+    /// is unknown.
+    private func busyLinkRate(arrival: Int?, acknowledged: Int?) -> Int? {
+        arrival.map { min($0, acknowledged ?? $0) } ?? acknowledged
     }
 
     /// The rate an over-use decreases from: R_hat, or, behind a standing queue (the link busy)
@@ -287,8 +290,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// fresh clone's CI run overflowed the 750 ms bottleneck). Only for a drop that large: one
     /// message's arrivals vary by ±20 % at a steady 1 Mbit/s, and decreasing from the lower of
     /// the two at every over-use held the rate under 85 % of the link for the whole phase once.
-    private func overuseRate(acknowledged: Int) -> Int {
-        guard standingQueue?.isOverBackoffLimit == true, let arrival = receivedRate,
+    private func overuseRate(arrival: Int?, acknowledged: Int) -> Int {
+        guard standingQueue?.isOverBackoffLimit == true, let arrival,
             Double(arrival) < Self.droppedLinkRatio * Double(acknowledged)
         else { return acknowledged }
         return arrival
