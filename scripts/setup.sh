@@ -33,6 +33,7 @@ PACKAGES=(
   coturn                     # turnserver, the TURN relay a test starts by hand (never as a service)
   iproute2                   # ip netns: the network namespaces the loss test makes for itself
   nftables                   # nft: random loss inside that namespace (this kernel has no netem)
+  procps                     # sysctl: cc-bench moves a namespace's ephemeral ports off the shaped range
   chromium                   # headless Chromium: the real browser the viewer-page tests drive
   janus                      # Janus 1.1.2, the VideoRoom the WHIP tests publish into (Tests/Peers/janus;
                              # the tests start it in a namespace, never as a service)

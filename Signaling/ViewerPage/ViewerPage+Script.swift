@@ -92,7 +92,7 @@ extension ViewerPage {
             state: "connecting", status: "", room, uid, publisher: pinned, streams: [],
             framesShown: 0, timecodes: [], glassToGlassMs: [], frameTimes: [], firstFrameMs: null,
             width: 0, height: 0, stats: {}, clockOffsetMs: null, events: [], states: [],
-            counts: { frames: 0, timecodes: 0, glassToGlass: 0, misreads: 0 }, // totals, for slicing the lists above
+            counts: { frames: 0, timecodes: 0, glassToGlass: 0, misreads: 0, shownAgain: 0 }, // totals, for slicing the lists above
             playbackBase: { totalVideoFrames: 0, droppedVideoFrames: 0, currentTime: 0 }, // from earlier sources
           });
 
@@ -385,6 +385,7 @@ extension ViewerPage {
           const bandContext = band.getContext("2d", { willReadFrequently: true });
           let lastFrameAt = null;
           const presented = { base: 0, last: 0 };
+          const lastRead = { rtp: null, frame: null };
 
           function onFrame(now, meta) {
             video.requestVideoFrameCallback(onFrame);
@@ -408,6 +409,14 @@ extension ViewerPage {
             // Blocks drawn at this width, or (the picture scaled since) about width/80 apart.
             const code = decodeTimecode(pixels, w, edge, w, edge) || (w / 80 !== edge && decodeTimecode(pixels, w, edge, w, w / 80));
             if (!code || !readsThisFrame(meta, code)) return;
+            // A callback for the frame read last (same RTP time, same picture) is that frame shown
+            // again, not a new one of the stream: counted apart, not as a repeat.
+            if (meta.rtpTimestamp !== undefined && meta.rtpTimestamp === lastRead.rtp && code.frame === lastRead.frame) {
+              viewer.counts.shownAgain++;
+              return;
+            }
+            lastRead.rtp = meta.rtpTimestamp;
+            lastRead.frame = code.frame;
             keepLast("timecodes", code.frame);
             viewer.counts.timecodes++;
             if (viewer.clockOffsetMs === null) return;

@@ -120,6 +120,9 @@ public struct AIMDRateController: Sendable, Hashable {
     public private(set) var linkCapacity = LinkCapacityEstimator()
     /// The round-trip time the response time is built on, µs.
     public private(set) var roundTripUs: Int64
+    /// Until when an acknowledged rate above the capacity's upper bound resets nothing, µs
+    /// (`setLinkCapacity`).
+    private var capacityHeldUntilUs: Int64 = .min
     private var latestAcknowledged: Double
     private var lastChangeUs: Int64?
 
@@ -161,7 +164,7 @@ public struct AIMDRateController: Sendable, Hashable {
         switch state {
         case .hold: break
         case .increase:
-            if acknowledged > linkCapacity.upperBound { linkCapacity.reset() }
+            if acknowledged > linkCapacity.upperBound, nowUs >= capacityHeldUntilUs { linkCapacity.reset() }
             let limit =
                 configuration.acknowledgedLimitFactor * acknowledged + Double(configuration.acknowledgedLimitOffset)
             if bitrate < limit {
@@ -205,6 +208,16 @@ public struct AIMDRateController: Sendable, Hashable {
     /// Forgets the capacity seen at past over-uses (a probe found the link larger).
     public mutating func resetLinkCapacity() {
         linkCapacity.reset()
+        capacityHeldUntilUs = .min
+    }
+
+    /// Starts the capacity estimate over from a rate the link was measured to carry
+    /// (bits per second), which an acknowledged rate above it cannot reset before `heldUntilUs`:
+    /// R_hat lags a capacity drop by up to a second, and right after a drain it still read
+    /// 1.06 Mbit/s on a 1 Mbit/s link, so the capacity the drop had just set was dropped again.
+    public mutating func setLinkCapacity(_ bitsPerSecond: Double, heldUntilUs: Int64) {
+        linkCapacity.restart(at: bitsPerSecond)
+        capacityHeldUntilUs = heldUntilUs
     }
 
     /// The additive growth rate near convergence, bits per second per second.

@@ -258,6 +258,14 @@ public struct DelayBasedEstimator: Sendable, Hashable {
                 if settled || resume < rateControl.bitrate {
                     rateControl.setEstimate(resume, at: nowUs)
                 }
+                // The link was measured, not guessed: that is its capacity now. Left to R_hat,
+                // which still read 1.06 Mbit/s, the capacity after a 3 → 1 Mbit/s step was
+                // dropped as the drain ended, and the next probe, through a token bucket's
+                // burst, lifted the estimate to 1.74 Mbit/s unconfirmed (a 77 ms queue, then a
+                // decrease to 0.78 Mbit/s: the step tracked in 4.5 s, not 2).
+                if let measured = drainMeter?.rate {
+                    rateControl.setLinkCapacity(Double(measured), heldUntilUs: nowUs + Self.acknowledgedLagUs)
+                }
             }
             if drainCap == nil { drainMeter = nil }
         }
@@ -315,6 +323,10 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// An arrival rate under this fraction of R_hat behind a standing queue is a capacity drop.
     static let droppedLinkRatio = 2.0 / 3.0
 
+    /// How long R_hat lags the link after a drain, µs: a second after the drain it read the
+    /// new link's rate (1.06 → 0.93 Mbit/s on 1 Mbit/s within 200 ms of the drain's end).
+    static let acknowledgedLagUs: Int64 = 1_000_000
+
     /// A drain shorter than this resumes nothing: a queue that stood for a moment kept the link
     /// busy only for that moment, so R_hat is not the link's rate (measured: a 200 ms drain
     /// while the encoder was still coming back resumed at 680 kbit/s on a 1 Mbit/s link).
@@ -363,22 +375,29 @@ extension DelayBasedEstimator {
     ///
     /// A probe that found room shows the capacity moved, when a second one right after it
     /// (`ProbeController` sends it at once, at twice the lifted estimate) finds room too: then the
-    /// old capacity estimate is dropped. The first alone lifts the estimate to the capacity's
-    /// upper bound: a receiver short of CPU stamps a probe's few packets as one batch, and on a
-    /// 1 Mbit/s link probes at 1.5 Mbit/s came back "at their rate" every 2 s, each resetting the
-    /// capacity, each followed by an over-use and a decrease (utilisation 76 % in that phase).
+    /// old capacity estimate is dropped. The first alone lifts the estimate no further than one
+    /// that found none: a receiver short of CPU stamps a probe's few packets as one batch, and a
+    /// token bucket lets them through at its burst (on a 1 Mbit/s link probes at 1.5–1.7 Mbit/s
+    /// came back "at their rate"). Each such probe resetting the capacity cost a decrease
+    /// (utilisation 76 % in one phase); lifted to the capacity's upper bound (1.06 × a measured
+    /// 0.95 Mbit/s), the estimate stood above the link until the early back-off took it to
+    /// 0.82 Mbit/s, 2 s under the band after a 3 → 1 Mbit/s step.
+    ///
+    /// Near a known capacity a probe lifts the estimate to at most 95 % of it, as a probe that
+    /// saturated the link reads (`ProbeBitrateEstimator.targetUtilization`, libwebrtc's
+    /// kTargetUtilizationFraction): at the capacity itself the estimate is the link's, a queue
+    /// builds and an over-use takes it to 0.9 × R_hat (0.95 → 0.82 Mbit/s every 2 s).
     public mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
         guard detector.state != .overusing else { return }
         var rate = Double(bitsPerSecond)
-        if rateControl.linkCapacity.estimate != nil, rate > rateControl.linkCapacity.upperBound {
-            if foundRoom, let first = roomFoundUs, nowUs - first <= Self.roomConfirmationUs {
+        if let capacity = rateControl.linkCapacity.estimate {
+            let beyond = rate > rateControl.linkCapacity.upperBound
+            if beyond, foundRoom, let first = roomFoundUs, nowUs - first <= Self.roomConfirmationUs {
                 rateControl.resetLinkCapacity()
                 roomFoundUs = nil
-            } else if foundRoom {
-                roomFoundUs = nowUs
-                rate = rateControl.linkCapacity.upperBound
             } else {
-                rate = rateControl.linkCapacity.estimate ?? rate
+                if beyond, foundRoom { roomFoundUs = nowUs }
+                rate = min(rate, ProbeBitrateEstimator.targetUtilization * capacity)
             }
         }
         if !foundRoom { roomFoundUs = nil }

@@ -51,6 +51,12 @@ public struct LinkCapacityEstimator: Sendable, Hashable {
         estimateKbps = nil
     }
 
+    /// Starts the estimate over from a rate the link was measured to carry, bits per second.
+    public mutating func restart(at bitsPerSecond: Double) {
+        estimateKbps = bitsPerSecond / 1000
+        normalizedVariance = Self.minimumNormalizedVariance
+    }
+
     private mutating func update(sampleKbps: Double, weight: Double) {
         let mean = estimateKbps.map { (1 - weight) * $0 + weight * sampleKbps } ?? sampleKbps
         estimateKbps = mean

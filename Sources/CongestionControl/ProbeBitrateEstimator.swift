@@ -41,7 +41,7 @@ public struct ProbeBitrateEstimator: Sendable {
     static let minimumReceivedRatio = 0.8
     static let maximumValidRatio = 2.0
     static let unsaturatedRatio = 0.9
-    static let targetUtilization = 0.95
+    public static let targetUtilization = 0.95
     static let maximumIntervalUs: Int64 = 1_000_000
 
     private var aggregates = [Aggregate](repeating: Aggregate(), count: 4)

@@ -3,8 +3,9 @@
 /// after a capacity drop it would take over 10 s to find 3 Mbit/s again from 1 (measured in
 /// `SimulationTests`). A probe finds out within a round trip.
 ///
-/// - The first probe goes as soon as transport feedback works, at twice the estimate (libwebrtc
-///   probes 3× and 6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
+/// - The first probe goes once transport feedback gave an acknowledged rate (the sender asks
+///   only then: `DestinationCongestion.mayProbe`), at twice the estimate (libwebrtc probes 3× and
+///   6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
 /// - A probe whose result reached 80 % of its rate found room: the next one goes at once, at
 ///   twice the result (libwebrtc's further probing, kRepeatedProbeMinPercentage 70 %).
 /// - Otherwise probing waits `intervalUs` (2 s), and after a decrease `afterDecreaseUs` (1 s;

@@ -142,7 +142,7 @@ extension MediaSender {
     /// video packets, queued as padding, sent at the probe's rate (Docs/congestion.md).
     func probeIfDue(_ destination: Destination, at now: UInt64) {
         let congestion = destination.congestion
-        guard configuration.congestion.probing, congestion.hasEstimate, congestion.activeProbe == nil,
+        guard configuration.congestion.probing, congestion.mayProbe, congestion.activeProbe == nil,
             destination.options.retransmission == .rtx, congestion.pacer != nil,
             let probe = congestion.probes.probe(
                 at: Int64(now / 1000),

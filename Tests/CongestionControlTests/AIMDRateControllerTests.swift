@@ -74,6 +74,22 @@ struct AIMDRateControllerTests {
         #expect(abs(rate.bitrate - before * pow(1.08, 0.5)) < 1)
     }
 
+    @Test("a measured capacity starts the band over and holds against a lagging acknowledged rate until told")
+    func measuredCapacity() throws {
+        var rate = try Self.controller(start: 2_000_000)
+        rate.update(.overusing, acknowledgedBitrate: 2_800_000, at: 0)
+        rate.setLinkCapacity(1_000_000, heldUntilUs: 1_000_000)
+        #expect(rate.linkCapacity.estimate == 1_000_000)
+        #expect(abs(rate.linkCapacity.upperBound - 1_060_000) < 1e-6, "the variance starts over, too")
+        // R_hat still reads the old link: the capacity stands until 1 s, and the growth is additive.
+        rate.update(.normal, acknowledgedBitrate: 1_400_000, at: 100_000)
+        rate.update(.normal, acknowledgedBitrate: 1_400_000, at: 900_000)
+        #expect(rate.linkCapacity.estimate == 1_000_000)
+        // From then on an acknowledged rate above the band drops it, as before.
+        rate.update(.normal, acknowledgedBitrate: 1_100_000, at: 1_000_000)
+        #expect(rate.linkCapacity.estimate == nil)
+    }
+
     @Test("a further decrease waits one round trip (10–200 ms) unless the acknowledged rate halved")
     func reductionInterval() throws {
         var rate = try Self.controller(start: 2_000_000)

@@ -143,10 +143,10 @@ struct SimulationTests {
         #expect(full.rateControl.linkCapacity.estimate != nil)
         // The same rate from a probe that came back at its own rate: the link may have grown, or
         // the receiver stamped the probe as one batch. Alone, it lifts the estimate only to the
-        // capacity's upper bound; a second probe finding room within a second confirms it.
+        // capacity estimate; a second probe finding room within a second confirms it.
         var grown = simulator.estimator
         grown.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs)
-        #expect(grown.bitrate <= max(Int(upper) + 1, simulator.estimator.bitrate))
+        #expect(grown.bitrate <= max(Int(capacity) + 1, simulator.estimator.bitrate))
         #expect(grown.rateControl.linkCapacity.estimate != nil)
         var batched = grown
         grown.applyProbeResult(2_200_000, foundRoom: true, at: simulator.nowUs + 200_000)
@@ -160,6 +160,39 @@ struct SimulationTests {
         late.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs)
         late.applyProbeResult(1_400_000, foundRoom: true, at: simulator.nowUs + 1_500_000)
         #expect(late.rateControl.linkCapacity.estimate != nil)
+    }
+
+    @Test("a drained queue measured the link: it is the capacity, and a probe right after must be confirmed")
+    func drainSetsTheLinkCapacity() throws {
+        var estimator = try Self.estimator(start: 2_500_000)
+        estimator.standingQueue = StandingQueueDetector()
+        var simulator = BottleneckSimulator(estimator: estimator, capacity: Self.steps)
+        simulator.run(untilUs: 10 * Self.second)
+        while simulator.estimator.drainCap == nil, simulator.nowUs < 13 * Self.second {
+            simulator.run(untilUs: simulator.nowUs + 50_000)
+        }
+        while simulator.estimator.drainCap != nil, simulator.nowUs < 15 * Self.second {
+            simulator.run(untilUs: simulator.nowUs + 50_000)
+        }
+        let drainedUs = simulator.nowUs
+        // R_hat still reads the old link for a while; the capacity stays the measured one.
+        simulator.run(untilUs: drainedUs + 500_000)
+        let acknowledged = simulator.estimator.acknowledged.bitrate ?? 0
+        let capacity = try #require(simulator.estimator.rateControl.linkCapacity.estimate)
+        let upper = simulator.estimator.rateControl.linkCapacity.upperBound
+        print(
+            "drained \(Self.seconds(drainedUs - 10 * Self.second)) after the step; 0.5 s later R_hat \(acknowledged) bit/s, "
+                + "capacity \(Int(capacity)) bit/s (upper bound \(Int(upper)))"
+        )
+        // The drain's measure of the link (1.000 Mbit/s here), not the over-uses' samples of R_hat
+        // (1.049 Mbit/s, upper bound 1.20 Mbit/s).
+        #expect(capacity >= 950_000 && capacity <= 1_030_000)
+        // A probe that came back at its 1.74 Mbit/s (a token bucket's burst let its few packets
+        // through): alone it lifts the estimate only to the capacity estimate.
+        var probed = simulator.estimator
+        probed.applyProbeResult(1_740_000, foundRoom: true, at: simulator.nowUs)
+        #expect(probed.bitrate <= max(Int(capacity) + 1, simulator.estimator.bitrate))
+        #expect(probed.rateControl.linkCapacity.estimate != nil)
     }
 
     @Test("a rate creeping 1.5 % over the link: the early back-off acts at a 25 ms queue, GCC's trend not at all")

@@ -13,6 +13,9 @@ import Testing
 extension PublishEndToEndTests {
     @Test func theSendingRateFollowsABottleneckStepping3To1To3Mbits() throws {
         let namespace = try NetworkNamespace(purpose: "bottleneck")
+        // Off the shaped 40000-40999, or Chromium's own port may fall in it (1 run in 30), and
+        // its feedback then waits in the bottleneck's queue and is dropped with the media.
+        try namespace.setEphemeralPorts(50000...60999)
         let directory = try TemporaryDirectory()
         let summaryPath = directory.path + "/bottleneck.json"
         let shaper = try BackgroundProcess(
@@ -99,19 +102,21 @@ extension PublishEndToEndTests {
             "offered after 23 s: \(downRates)"
         )
         // Tracking: the rate gets into 85–110 % of the new capacity and stays there 2 s. The
-        // step up: 1.5–4.5 s in every run measured (probes 2 s / 1 s apart; 2.5–16.5 s before);
-        // 10 s leaves room for a loaded debug run. The step down: 3.0–9.0 s measured (the
-        // issue's 5 s in most runs, not all: Docs/congestion.md), so only "within the phase".
-        let up = (steps[2]["trackingSeconds"] as? Double) ?? .infinity
-        #expect(up <= 10, "tracking after 1 → 3 Mbit/s: \(steps[2])")
-        let downTracking = (steps[1]["trackingSeconds"] as? Double) ?? .infinity
-        #expect(downTracking <= 18, "tracking after 3 → 1 Mbit/s: \(steps[1])")
+        // issue's 5 s held in every phase of the fourth round's quiet runs (ramp 2.5–4.0 s, step
+        // down 2.0–2.5 s, step up 2.0–4.5 s; Docs/congestion.md). Beside a busy loop the steps
+        // took 2.0–3.5 s, but a debug x264 short of CPU made 19–26 fps of a 1080p screen and
+        // the ramp took 6.0–12.5 s: 10 s for the steps, 15 s for the ramp from the start.
+        for (index, step) in steps.enumerated() {
+            let seconds = (step["trackingSeconds"] as? Double) ?? .infinity
+            #expect(seconds <= (index == 0 ? 15 : 10), "tracking after the step: \(step)")
+        }
 
-        // The viewer: the screen in order, nearly every frame, no freeze beyond 1 s, no key
-        // frame storm (one at the start, few after).
+        // The viewer: the screen in order, nearly every frame, no freeze beyond the issue's
+        // 500 ms (longest gaps 133–317 ms measured), no key frame storm (one at the start, few
+        // after).
         #expect(tab.timecodes.inOrder && tab.timecodes.backwards == 0, "\(tab.timecodes)")
         #expect(tab.playbackQuality.framesInWindow >= Int(0.9 * 30 * 62), "\(tab.playbackQuality)")
-        #expect((tab.frames.maxGapMs ?? .infinity) <= 1000, "\(tab.frames)")
+        #expect((tab.frames.maxGapMs ?? .infinity) <= 500, "\(tab.frames)")
         let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
         #expect(totals.keyFrames <= 6, "key frames: \(totals.keyFrames)")
         print(

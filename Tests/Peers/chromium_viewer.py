@@ -394,7 +394,8 @@ def summarize(tab):
         },
         "timecodes": {
             "count": len(timecodes), "truncated": truncated, **order(timecodes),
-            "misreadsDropped": end["counts"]["misreads"] - start["counts"]["misreads"], "list": timecodes,
+            "misreadsDropped": end["counts"]["misreads"] - start["counts"]["misreads"],
+            "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0), "list": timecodes,
         },
         "glassToGlassMs": {
             "count": len(g2g), "p50": percentile(g2g, 50), "p95": percentile(g2g, 95),

@@ -289,12 +289,15 @@ struct PacedSendTests {
         #expect(viewer.destination.feedbackStatistics.congestion?.feedbackMessages == 0)
         #expect(viewer.destination.feedbackStatistics.bitrateEstimate == nil)
 
-        // What the receiver would send: every number it got, at the time it got it (rounded to
-        // 250 µs by the builder).
-        let statuses = try viewer.rtp.map {
+        // What the receiver would send: every number it got, at the times a link would spread
+        // them over, 600 ms (rounded to 250 µs by the builder): the acknowledged rate's first
+        // 500 ms window fills, and only then may a probe go (`DestinationCongestion.mayProbe`).
+        let first = try #require(viewer.rtp.first).timeUs
+        let spacing = 600_000 / Int64(max(count - 1, 1))
+        let statuses = try viewer.rtp.enumerated().map { index, arrival in
             RTCPTransportFeedback.PacketStatus(
-                sequenceNumber: try #require(try $0.transportNumber(id: 5)),
-                arrivalTime: $0.timeUs
+                sequenceNumber: try #require(try arrival.transportNumber(id: 5)),
+                arrivalTime: first + Int64(index) * spacing
             )
         }
         let feedback = try RTCPTransportFeedback(

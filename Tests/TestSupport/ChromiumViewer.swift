@@ -126,6 +126,9 @@ public struct ChromiumSummary: Decodable, Sendable {
             public var backwards: Int
             public var repeats: Int
             public var skipped: Int
+            /// Callbacks for the frame read last (same RTP time and picture): shown again by
+            /// the browser, not repeated by the stream.
+            public var shownAgain: Int?
         }
 
         public struct State: Decodable, Sendable {

@@ -28,6 +28,19 @@ public final class NetworkNamespace {
         if let ip = try? Self.program("ip") { _ = try? Self.run([ip, "netns", "delete", name]) }
     }
 
+    /// Moves the namespace's ephemeral ports (`net.ipv4.ip_local_port_range`, per namespace) to
+    /// `range`: a peer binding port 0 then never lands in a range a test shapes by port (a
+    /// Chromium viewer's ICE port of 40340 put its feedback into the publisher's bottleneck).
+    public func setEphemeralPorts(_ range: ClosedRange<Int>) throws {
+        let setting = "\(range.lowerBound) \(range.upperBound)"
+        try Self.run(launcher + ["/bin/sh", "-c", "echo '\(setting)' > /proc/sys/net/ipv4/ip_local_port_range"])
+        let read = try Self.run(launcher + ["/bin/cat", "/proc/sys/net/ipv4/ip_local_port_range"])
+        let ports = read.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        guard ports == [range.lowerBound, range.upperBound] else {
+            throw InteropFailure("namespace \(name): ephemeral ports read '\(read)' after setting '\(setting)'")
+        }
+    }
+
     /// Loads an nftables ruleset (`nft -f`) into this namespace only.
     public func addRules(_ ruleset: String) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).nft").path
