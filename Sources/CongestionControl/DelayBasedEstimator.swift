@@ -323,8 +323,8 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// An arrival rate under this fraction of R_hat behind a standing queue is a capacity drop.
     static let droppedLinkRatio = 2.0 / 3.0
 
-    /// How long R_hat lags the link after a drain, µs: a second after the drain it read the
-    /// new link's rate (1.06 → 0.93 Mbit/s on 1 Mbit/s within 200 ms of the drain's end).
+    /// How long R_hat may lag the link after a drain, µs: its windows still held the old rate
+    /// (1.06 Mbit/s on a 1 Mbit/s link at the drain's end, 0.93 Mbit/s 200 ms later).
     static let acknowledgedLagUs: Int64 = 1_000_000
 
     /// A drain shorter than this resumes nothing: a queue that stood for a moment kept the link

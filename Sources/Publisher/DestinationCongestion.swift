@@ -187,11 +187,11 @@ final class DestinationCongestion {
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
     var hasEstimate: Bool { statistics.feedbackMessages > 0 }
 
-    /// Whether a probe can say anything yet: once an acknowledged rate exists (half a second of
-    /// feedback). Sent at the first feedback, the probe followed the first key frame through the
-    /// pacer and the link, and at 1080p read 1.4–1.6 Mbit/s off an empty 3 Mbit/s link in every
-    /// run: no room, and the next probe 2 s later (the ramp to 3 Mbit/s took 3.5–5 s).
-    var mayProbe: Bool { hasEstimate && delayBased.acknowledged.bitrate != nil }
+    /// Whether a probe can say anything yet: once transport feedback gave an acknowledged rate
+    /// (half a second of it). Sent at the first feedback, the probe followed the first key frame
+    /// through the pacer and the link, and at 1080p read 1.4–1.6 Mbit/s off an empty 3 Mbit/s
+    /// link in every run: no room, and the next probe 2 s later (the ramp took 3.5–5 s).
+    var mayProbe: Bool { delayBased.acknowledged.bitrate != nil }
 
     /// Starts probe cluster `id`: every packet sent until `endProbe` belongs to it, and the
     /// pacer sends it without its burst allowance (a probe measures the rate it is sent at).

@@ -53,6 +53,13 @@ struct SimulationTests {
         time < 10 * second || time >= 30 * second ? 3_000_000 : 1_000_000
     }
 
+    /// The steps of `steps` from a 2.5 Mbit/s start, with the standing-queue drain on.
+    static func stepsWithDrain() throws -> BottleneckSimulator {
+        var estimator = try estimator(start: 2_500_000)
+        estimator.standingQueue = StandingQueueDetector()
+        return BottleneckSimulator(estimator: estimator, capacity: steps)
+    }
+
     @Test("capacity 3 → 1 Mbit/s at 10 s and back to 3 Mbit/s at 30 s, from a 1 Mbit/s start")
     func capacitySteps() throws {
         var simulator = BottleneckSimulator(estimator: try Self.estimator(start: 1_000_000), capacity: Self.steps)
@@ -99,9 +106,7 @@ struct SimulationTests {
 
     @Test("with the drain: after a 3 → 1 Mbit/s step the queue clears sooner, the estimate resumes near the link")
     func capacityStepWithStandingQueueDrain() throws {
-        var estimator = try Self.estimator(start: 2_500_000)
-        estimator.standingQueue = StandingQueueDetector()
-        var simulator = BottleneckSimulator(estimator: estimator, capacity: Self.steps)
+        var simulator = try Self.stepsWithDrain()
         simulator.run(untilUs: 30 * Self.second)
         let down = try StepDown(simulator.samples)
         let step = 10 * Self.second
@@ -164,9 +169,7 @@ struct SimulationTests {
 
     @Test("a drained queue measured the link: it is the capacity, and a probe right after must be confirmed")
     func drainSetsTheLinkCapacity() throws {
-        var estimator = try Self.estimator(start: 2_500_000)
-        estimator.standingQueue = StandingQueueDetector()
-        var simulator = BottleneckSimulator(estimator: estimator, capacity: Self.steps)
+        var simulator = try Self.stepsWithDrain()
         simulator.run(untilUs: 10 * Self.second)
         while simulator.estimator.drainCap == nil, simulator.nowUs < 13 * Self.second {
             simulator.run(untilUs: simulator.nowUs + 50_000)
