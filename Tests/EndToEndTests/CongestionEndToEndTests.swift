@@ -79,12 +79,22 @@ extension PublishEndToEndTests {
         // the link is well used (the issue's 85 %): 90–98 % measured in every phase of 12 runs
         // with the resume after a drain and β = 0.9 (Docs/congestion.md). A loss-based sender
         // holds a 750 ms queue here; a stuck estimate uses under half the link.
+        // A failing phase shows what was offered in it (500 ms windows) and the publisher's
+        // status lines (target and estimate each second): whether the estimate or the encoder
+        // held the rate, without a rerun.
+        func explained(_ phase: [String: Any]) -> String {
+            let start = phase["start"] as? Double ?? 0
+            let end = phase["end"] as? Double ?? .infinity
+            let windows = offered.filter { (($0["t"] as? Double) ?? -1) >= start && (($0["t"] as? Double) ?? -1) < end }
+            let rates = windows.map { "\($0["t"] ?? "?"):\($0["offeredKbps"] ?? "?")" }.joined(separator: " ")
+            return "\(phase)\noffered kbit/s: \(rates)\npublisher:\n\(publish.output)"
+        }
         for phase in phases {
             let delay = phase["queueDelayMs"] as? [String: Any] ?? [:]
             let p95 = delay["p95"] as? Double ?? .infinity
             let utilisation = phase["utilisation"] as? Double ?? 0
-            #expect(p95 <= 150, "queue p95 \(p95) ms in \(phase)")
-            #expect(utilisation >= 0.85, "utilisation \(utilisation) in \(phase)")
+            #expect(p95 <= 150, "queue p95 \(p95) ms in \(explained(phase))")
+            #expect(utilisation >= 0.85, "utilisation \(utilisation) in \(explained(phase))")
         }
         // The step down overflows the bottleneck's queue only briefly: the pacer holds what the
         // encoder made before the estimate fell (at the drain rate) instead of the bottleneck,
@@ -108,7 +118,10 @@ extension PublishEndToEndTests {
         // the ramp took 6.0–12.5 s: 10 s for the steps, 15 s for the ramp from the start.
         for (index, step) in steps.enumerated() {
             let seconds = (step["trackingSeconds"] as? Double) ?? .infinity
-            #expect(seconds <= (index == 0 ? 15 : 10), "tracking after the step: \(step)")
+            #expect(
+                seconds <= (index == 0 ? 15 : 10),
+                "tracking after the step: \(step)\n\(phases.indices.contains(index) ? explained(phases[index]) : "")"
+            )
         }
 
         // The viewer: the screen in order, nearly every frame, no freeze beyond the issue's
