@@ -220,8 +220,14 @@ public struct DelayBasedEstimator: Sendable, Hashable {
             // the link's rate: the lower of R_hat and the rate this message's packets arrived at
             // (the queue never emptied while they crossed). One message's arrivals alone read
             // 5.4 Mbit/s on a 3 Mbit/s link (a receiver stamping a batch at once), and the
-            // back-off then lowered nothing.
-            if !probeExcuses, detector.state != .overusing, standingQueue?.takeBackoff() == true,
+            // back-off then lowered nothing. Not before R_hat exists, and the back-off stays armed
+            // until then: the decrease records its rate as the link's capacity, and the first key
+            // frame's queue, read off one batch-stamped message, once recorded 4.18 Mbit/s for a
+            // 3 Mbit/s link. Above the estimate that lowered nothing, but it made the increase
+            // additive and stopped probing (twice that capacity is past the ceiling): the first
+            // phase ran at 78 % of the link, and the ramp took 16.5 s.
+            if !probeExcuses, detector.state != .overusing, let acknowledgedBitrate,
+                standingQueue?.takeBackoff() == true,
                 let factor = standingQueue?.backoffFactor(gentlest: configuration.queueBackoffFactor),
                 let rate = busyLinkRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate)
             {

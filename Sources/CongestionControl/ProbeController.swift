@@ -35,15 +35,19 @@ public struct ProbeController: Sendable {
         self.afterDecreaseUs = afterDecreaseUs
     }
 
-    /// A probe to send now, (cluster id, rate in bits per second), or nil.
-    public mutating func probe(at nowUs: Int64, estimate: Int) -> (id: Int, rate: Int)? {
+    /// A probe to send now, (cluster id, rate in bits per second), or nil. It goes at twice
+    /// `base` when that is higher than the estimate (the sender passes the link's capacity
+    /// estimate), else twice the estimate; whether the ceiling is near is the estimate's
+    /// question alone: a capacity estimate at the ceiling once stopped every probe of a 20 s
+    /// phase while the estimate sat at half the link.
+    public mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
         if let flight = inFlight {
             guard nowUs - flight.sentUs >= Self.flightTimeoutUs else { return nil }
             inFlight = nil
             nextProbeUs = max(nextProbeUs, nowUs + intervalUs)
         }
         guard nowUs >= nextProbeUs, Double(estimate) < Self.headroom * Double(maximum) else { return nil }
-        return start(rate: min(2 * estimate, maximum), at: nowUs)
+        return start(rate: min(2 * max(estimate, base), maximum), at: nowUs)
     }
 
     private mutating func start(rate: Int, at nowUs: Int64) -> (id: Int, rate: Int) {

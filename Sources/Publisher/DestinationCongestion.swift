@@ -121,6 +121,7 @@ final class DestinationCongestion {
             probes.recordDecrease(at: nowUs)
         }
         statistics.delayBasedBitrate = delayBased.bitrate
+        statistics.linkCapacityBitrate = delayBased.rateControl.linkCapacity.estimate.map { Int($0) }
         statistics.acknowledgedBitrate = update.acknowledgedBitrate
         statistics.delayState = "\(update.state)"
         statistics.delayTrendMilliseconds = update.trend

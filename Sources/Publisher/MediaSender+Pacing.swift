@@ -146,7 +146,8 @@ extension MediaSender {
             destination.options.retransmission == .rtx, congestion.pacer != nil,
             let probe = congestion.probes.probe(
                 at: Int64(now / 1000),
-                estimate: congestion.probeBase(destination.bitrateTarget)
+                estimate: destination.bitrateTarget,
+                base: congestion.probeBase(destination.bitrateTarget)
             )
         else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)

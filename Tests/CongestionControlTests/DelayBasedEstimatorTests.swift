@@ -127,6 +127,41 @@ struct DelayBasedEstimatorTests {
         #expect(atOveruse.bitrate == Int(0.85 * Double(acknowledged)))
     }
 
+    @Test("a queue before R_hat exists takes no early back-off and sets no capacity; once R_hat exists it does")
+    func noBackoffBeforeAcknowledgedRate() throws {
+        var estimator = try Self.estimator(start: 1_500_000)
+        estimator.standingQueue = StandingQueueDetector()
+        var nowUs: Int64 = 0
+        // 1.92 Mbit/s sent; the first message crosses an empty path (20 ms), then a 34 ms queue
+        // stands (the first key frame's) and a receiver short of CPU stamps each message's
+        // packets 1.5 ms apart: 6.4 Mbit/s read off one message.
+        for message in 0..<4 {
+            nowUs = Int64(message + 1) * 50_000 + 20_000
+            let packets = Self.packets(from: message * 10, count: 10).enumerated().map { index, packet in
+                var stamped = packet
+                if message > 0 { stamped.arrivalTimeUs = Int64(message * 10) * 5_000 + 90_000 + Int64(index) * 1_500 }
+                return stamped
+            }
+            estimator.update(with: packets, at: nowUs)
+        }
+        #expect(estimator.acknowledged.bitrate == nil)
+        #expect((estimator.standingQueue?.delayUs ?? 0) > 25_000)
+        #expect(estimator.queueBackoffs == 0)
+        #expect(estimator.rateControl.linkCapacity.estimate == nil)
+        // The queue still stands once half a second of arrivals gave R_hat: the back-off, armed
+        // all along, goes from the link's rate.
+        var message = 4
+        while estimator.queueBackoffs == 0, message < 16 {
+            nowUs = Int64(message + 1) * 50_000 + 20_000
+            estimator.update(with: Self.packets(from: message * 10, count: 10) { _ in 34_000 }, at: nowUs)
+            message += 1
+        }
+        let acknowledged = try #require(estimator.acknowledged.bitrate)
+        #expect(estimator.queueBackoffs == 1)
+        let capacity = try #require(estimator.rateControl.linkCapacity.estimate)
+        #expect(capacity <= Double(acknowledged) && capacity > 1_500_000, "\(capacity) \(acknowledged)")
+    }
+
     @Test("configuration is validated")
     func validation() {
         #expect(throws: CongestionControlError.self) {

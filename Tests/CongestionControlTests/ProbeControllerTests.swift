@@ -130,6 +130,20 @@ struct ProbeControllerTests {
         ),
     ]
 
+    @Test("a probe doubles the larger of the estimate and the capacity; the ceiling is checked on the estimate")
+    func capacityBase() {
+        var controller = ProbeController(maximum: 4_000_000)
+        // One over-use's reading set a capacity of 4.18 Mbit/s while the estimate was 1.5: the
+        // probe goes at the ceiling rather than not at all.
+        #expect(controller.probe(at: 0, estimate: 1_500_000, base: 4_180_000)?.rate == 4_000_000)
+        controller = ProbeController(maximum: 4_000_000)
+        #expect(controller.probe(at: 0, estimate: 700_000, base: 1_000_000)?.rate == 2_000_000)
+        controller = ProbeController(maximum: 4_000_000)
+        #expect(controller.probe(at: 0, estimate: 1_500_000, base: 1_000_000)?.rate == 3_000_000)
+        controller = ProbeController(maximum: 4_000_000)
+        #expect(controller.probe(at: 0, estimate: 3_850_000, base: 1_000_000) == nil)
+    }
+
     @Test(arguments: scenarios)
     func scenario(_ scenario: Scenario) {
         // The tables were written for one 3 s interval after a failure and after a decrease.

@@ -43,3 +43,27 @@ import Testing
         )
     }
 }
+
+extension StatusFormattingTests {
+    /// A CI log of a failing bottleneck run must tell the estimate's limit from the encoder's:
+    /// the capacity estimate and the probes are on the line once they exist.
+    @Test func congestionPartShowsCapacityAndProbes() {
+        var statistics = CongestionStatistics()
+        #expect(statistics.statusText.isEmpty)
+        statistics.transportWide = true
+        statistics.delayBasedBitrate = 1_544_000
+        statistics.delayState = "normal"
+        statistics.delayTrendMilliseconds = -1.84
+        statistics.thresholdMilliseconds = 6
+        statistics.pacerQueuePackets = 3
+        statistics.pacerQueueMilliseconds = 5.4
+        #expect(statistics.statusText == "cc 1544 kbit/s normal trend -1.8/6.0 ms q 3 pkt 5 ms")
+        statistics.linkCapacityBitrate = 4_184_134
+        statistics.probesSent = 4
+        statistics.lastProbeBitrate = 3_385_800
+        #expect(
+            statistics.statusText
+                == "cc 1544 kbit/s cap 4184 normal trend -1.8/6.0 ms probes 4 last 3385 q 3 pkt 5 ms"
+        )
+    }
+}
