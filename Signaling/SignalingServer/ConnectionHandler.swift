@@ -95,12 +95,21 @@ struct ConnectionHandler: Sendable {
         var badInARow = 0
         do {
             for try await line in inbound {
-                let allowed = limiter.allow(at: .now)
                 if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+                    _ = limiter.allow(at: .now)
                     continue
                 }
                 let decoded = SignalingCodec.decodeRequest(line.readableBytesView)
-                guard allowed else {
+                // A publisher's answers to the subscribes the server relayed to it are as many as
+                // those subscribes, which the subscribers' own limits bound: they take no token.
+                // Sixty WHEP viewers at once otherwise cost the publisher 15 of its answers.
+                let answersRelayed: Bool
+                if case .success(let request) = decoded {
+                    answersRelayed = await registry.isAnswerToRelayedSubscribe(request.message, from: connection)
+                } else {
+                    answersRelayed = false
+                }
+                guard answersRelayed || limiter.allow(at: .now) else {
                     reply(
                         SignalingError(
                             .rateLimited,

@@ -25,8 +25,10 @@ import ViewerPage
 /// | `OPTIONS …` | CORS preflight |
 ///
 /// `GET /ws` with `Upgrade: websocket` never gets here (the upgrader takes it); without the
-/// header it gets `426`. Limits: header bytes (NIO's decoder), body bytes (`413`), the same
-/// message rate as the line protocol (`429`), the idle timeout (the connection closes).
+/// header it gets `426`. Limits: header bytes (NIO's decoder), body bytes (`413` from
+/// `Content-Length` or as soon as the chunks pass it, unread), the time one request may take to
+/// arrive (`408`, ``HTTPRequestDeadline``), the same message rate as the line protocol (`429`),
+/// the idle timeout between requests (the connection closes), WHEP sessions per client address.
 struct HTTPConnectionHandler: Sendable {
     let registry: RoomRegistry
     let whep: WHEPSessions
@@ -39,9 +41,18 @@ struct HTTPConnectionHandler: Sendable {
 
     func handle(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         metrics.opened(.http)
+        let client = channel.channel.remoteAddress?.ipAddress ?? "unknown"
         do {
             try await channel.executeThenClose { inbound, outbound in
-                try await serve(inbound, outbound)
+                try await serve(inbound, outbound, client: client)
+                // The last answer said `Connection: close`. Closing at once would reset the
+                // connection if the client is still sending (a refused body), and a reset can
+                // lose that answer; linger instead (``LingeringCloseHandler``). A pipeline
+                // without one refuses the event, and the connection closes at once.
+                let lingering = channel.channel.eventLoop.makePromise(of: Void.self)
+                channel.channel.triggerUserOutboundEvent(LingeringCloseHandler.Start(), promise: lingering)
+                guard (try? await lingering.futureResult.get()) != nil else { return }
+                try await channel.channel.closeFuture.get()
             }
         } catch {
             logger.debug("HTTP connection ended", metadata: ["error": "\(error)"])
@@ -49,7 +60,8 @@ struct HTTPConnectionHandler: Sendable {
         metrics.closed(.http)
     }
 
-    private func serve(_ inbound: Inbound, _ outbound: Outbound) async throws {
+    /// Serves requests until one that closes the connection; returns after writing its answer.
+    private func serve(_ inbound: Inbound, _ outbound: Outbound, client: String) async throws {
         var limiter = MessageRateLimiter(
             burst: configuration.messageBurst,
             perSecond: configuration.messagesPerSecond,
@@ -57,45 +69,54 @@ struct HTTPConnectionHandler: Sendable {
         )
         var head: HTTPRequestHead?
         var body = ByteBuffer()
-        var bodyTooLarge = false
         for try await part in inbound {
             switch part {
             case .head(let requestHead):
                 head = requestHead
                 body.clear()
-                bodyTooLarge = false
-            case .body(var chunk):
-                if body.readableBytes + chunk.readableBytes > configuration.maxHTTPBodyBytes {
-                    bodyTooLarge = true
-                } else {
-                    body.writeBuffer(&chunk)
+                // A body announced too long is refused before any of it is read.
+                if let length = requestHead.headers.first(name: "content-length").flatMap({ Int($0) }),
+                    length > configuration.maxHTTPBodyBytes
+                {
+                    return try await refuseBody(of: requestHead, length: "\(length) bytes", to: outbound)
                 }
+            case .body(var chunk):
+                guard let request = head else { continue }
+                guard body.readableBytes + chunk.readableBytes <= configuration.maxHTTPBodyBytes else {
+                    return try await refuseBody(of: request, length: "longer", to: outbound)
+                }
+                body.writeBuffer(&chunk)
             case .end:
                 guard let request = head else { continue }
                 head = nil
                 let response: HTTPReply
-                if bodyTooLarge {
-                    response = .text(
-                        .payloadTooLarge,
-                        "the body is longer than \(configuration.maxHTTPBodyBytes) bytes\n",
-                        route: "too-large"
-                    )
-                } else if !limiter.allow(at: .now) {
+                if !limiter.allow(at: .now) {
                     response = .text(.tooManyRequests, "too many requests; slow down\n", route: "rate-limited")
                 } else {
-                    response = await route(request, body: body)
+                    response = await route(request, body: body, client: client)
                 }
                 metrics.request(route: response.route, status: response.status.code)
-                let keepAlive = request.isKeepAlive && !bodyTooLarge
-                try await write(response, for: request, keepAlive: keepAlive, to: outbound)
-                if !keepAlive { return }
+                try await write(response, for: request, keepAlive: request.isKeepAlive, to: outbound)
+                if !request.isKeepAlive { return }
             }
         }
     }
 
+    /// `413` as soon as a body is known to be too long (from `Content-Length`, or once the
+    /// chunks read pass the limit), and the connection closes: the rest is never read.
+    private func refuseBody(of request: HTTPRequestHead, length: String, to outbound: Outbound) async throws {
+        let response = HTTPReply.text(
+            .payloadTooLarge,
+            "the body (\(length)) is longer than \(configuration.maxHTTPBodyBytes) bytes\n",
+            route: "too-large"
+        )
+        metrics.request(route: response.route, status: response.status.code)
+        try await write(response, for: request, keepAlive: false, to: outbound)
+    }
+
     // MARK: Routing
 
-    private func route(_ request: HTTPRequestHead, body: ByteBuffer) async -> HTTPReply {
+    private func route(_ request: HTTPRequestHead, body: ByteBuffer, client: String) async -> HTTPReply {
         let path = Self.originForm(request.uri).split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         let query = Self.query(of: request.uri)
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
@@ -125,6 +146,14 @@ struct HTTPConnectionHandler: Sendable {
             )
         }
         if parts == ["ws"], readOnly {
+            if request.headers[HTTPUpgradeGate.refusedHeader].contains(where: { $0.lowercased().contains("websocket") })
+            {
+                return .text(
+                    .badRequest,
+                    "a WebSocket handshake needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13\n",
+                    route: "ws"
+                )
+            }
             return .text(.upgradeRequired, "this is the WebSocket endpoint: ask with Upgrade: websocket\n", route: "ws")
         }
         guard parts.count >= 2, parts[0] == "rooms" else {
@@ -136,7 +165,14 @@ struct HTTPConnectionHandler: Sendable {
         }
         if parts.count == 4, parts[2] == "whep" {
             guard method == .POST else { return .notAllowed("POST, OPTIONS", route: "whep") }
-            return await createWHEP(request, room: parts[1], publisher: parts[3], query: query, body: body)
+            return await createWHEP(
+                request,
+                room: parts[1],
+                publisher: parts[3],
+                query: query,
+                body: body,
+                client: client
+            )
         }
         if parts.count == 6, parts[2] == "whep", parts[4] == "sessions" {
             // PATCH (trickle, ICE restart) is not offered: the offer must be complete; 405 says so.
@@ -183,7 +219,8 @@ struct HTTPConnectionHandler: Sendable {
         room roomName: String,
         publisher publisherName: String,
         query: [String: String],
-        body: ByteBuffer
+        body: ByteBuffer,
+        client: String
     ) async -> HTTPReply {
         let contentType = request.headers.first(name: "content-type")?.lowercased() ?? ""
         guard contentType.split(separator: ";").first?.trimmingSpaces == "application/sdp" else {
@@ -199,8 +236,17 @@ struct HTTPConnectionHandler: Sendable {
         } catch {
             return .text(.badRequest, "\(error.message)\n", route: "whep")
         }
-        let offer = String(decoding: body.readableBytesView, as: UTF8.self)
-        guard !offer.isEmpty else { return .text(.badRequest, "the body has no SDP offer\n", route: "whep") }
+        guard body.readableBytes > 0 else { return .text(.badRequest, "the body has no SDP offer\n", route: "whep") }
+        // The offer is checked as the line protocol checks a subscribe's, before anything is
+        // relayed: garbage gets its 400 at once, not a 504 when the publisher cannot answer.
+        guard let offer = String(validating: body.readableBytesView, as: UTF8.self) else {
+            return .text(.badRequest, "the offer is not valid UTF-8\n", route: "whep")
+        }
+        do throws(SignalingError) {
+            try SignalingProtocol.validateSDP(offer, field: "offer")
+        } catch {
+            return .text(.badRequest, "\(error.message)\n", route: "whep")
+        }
         var token: String?
         if let authorization = request.headers.first(name: "authorization") {
             guard authorization.lowercased().hasPrefix("bearer ") else {
@@ -211,7 +257,14 @@ struct HTTPConnectionHandler: Sendable {
             token = String(authorization.dropFirst(7)).trimmingSpaces
         }
         do {
-            let created = try await whep.create(room: room, publisher: publisher, uid: uid, token: token, offer: offer)
+            let created = try await whep.create(
+                room: room,
+                publisher: publisher,
+                uid: uid,
+                token: token,
+                offer: offer,
+                client: client
+            )
             var reply = HTTPReply(
                 status: .created,
                 contentType: "application/sdp",

@@ -69,3 +69,51 @@ enum SubscriptionState: Equatable {
     /// The publisher answered; it is sending to the subscriber.
     case active
 }
+
+/// Uids held for a publisher whose connection was lost (Docs/signaling.md, "Reconnecting").
+///
+/// Without the hold, a dropped publisher's uid was free at once: anyone could join as
+/// `alice_sub` and publish in her place before her client was back. Held, the uid answers only
+/// to the resume secret the publisher's client already has; it is freed when that client
+/// rejoins, or when the grace period ends. Bounded: at most `limit` holds, the oldest dropped
+/// first.
+struct UIDReservations {
+    struct Key: Hashable {
+        let room: RoomID
+        let uid: MemberID
+    }
+
+    struct Hold {
+        let resume: String
+        let until: ContinuousClock.Instant
+    }
+
+    private(set) var holds: [Key: Hold] = [:]
+
+    /// Holds `uid` in `room` until `until`, for `resume`.
+    mutating func hold(_ uid: MemberID, in room: RoomID, resume: String, until: ContinuousClock.Instant, limit: Int) {
+        let now = ContinuousClock.now
+        holds = holds.filter { $0.value.until > now }
+        while holds.count >= max(1, limit), let oldest = holds.min(by: { $0.value.until < $1.value.until }) {
+            holds[oldest.key] = nil
+        }
+        holds[Key(room: room, uid: uid)] = Hold(resume: resume, until: until)
+    }
+
+    /// The live hold on `uid` in `room`, if any (an expired one is dropped).
+    mutating func hold(of uid: MemberID, in room: RoomID, at now: ContinuousClock.Instant) -> Hold? {
+        let key = Key(room: room, uid: uid)
+        guard let hold = holds[key] else { return nil }
+        guard hold.until > now else {
+            holds[key] = nil
+            return nil
+        }
+        return hold
+    }
+
+    mutating func release(_ uid: MemberID, in room: RoomID) {
+        holds[Key(room: room, uid: uid)] = nil
+    }
+
+    var count: Int { holds.count }
+}

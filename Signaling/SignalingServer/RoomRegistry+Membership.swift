@@ -52,6 +52,20 @@ extension RoomRegistry {
                 to: session.outbox
             )
         }
+        if rooms[join.room]?.members[join.uid] == nil,
+            let hold = reservations.hold(of: join.uid, in: join.room, at: .now)
+        {
+            guard let resume = join.resume, constantTimeEqual(resume, hold.resume) else {
+                let seconds = max(1, Int((hold.until - .now).components.seconds))
+                return fail(
+                    .uidTaken,
+                    "uid \"\(join.uid)\" in room \"\(join.room)\" is held for its publisher, whose connection was lost, "
+                        + "for \(seconds) s more; only a join with its resume secret takes it back",
+                    id: id,
+                    to: session.outbox
+                )
+            }
+        }
         if let existing = rooms[join.room]?.members[join.uid] {
             guard let resume = join.resume, constantTimeEqual(resume, existing.resume) else {
                 return fail(
@@ -80,6 +94,7 @@ extension RoomRegistry {
             resume: Self.makeResumeSecret()
         )
         room.members[join.uid] = member
+        reservations.release(join.uid, in: join.room)
         let joined = ServerMessage.Joined(
             room: join.room,
             uid: join.uid,
@@ -151,6 +166,17 @@ extension RoomRegistry {
             )
         }
         room.members[uid] = nil
+        if member.role == .publisher, [.disconnected, .timeout, .dropped].contains(reason),
+            configuration.publisherGracePeriod > .zero
+        {
+            reservations.hold(
+                uid,
+                in: membership.room,
+                resume: member.resume,
+                until: .now + configuration.publisherGracePeriod,
+                limit: configuration.maxConnections
+            )
+        }
         for stream in member.streams.values.sorted(by: { $0.order < $1.order }) {
             broadcast(.streamUnpublished(.init(uid: uid, kind: stream.stream.kind)), in: room)
         }

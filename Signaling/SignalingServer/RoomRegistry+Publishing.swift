@@ -34,6 +34,9 @@ extension RoomRegistry {
         let stream = PublishedStream(uid: member.uid, description: description)
         member.streams[description.kind] = OrderedStream(order: room.nextSequence(), stream: stream)
         room.members[member.uid] = member
+        if let refusal = roomStateProblem(room, id: membership.room) {
+            return fail(refusal.code, refusal.message, id: id, to: session.outbox)
+        }
         rooms[membership.room] = room
         send(.ack(.init(of: "publish")), id: id, to: session.outbox)
         broadcast(.streamPublished(.init(stream: stream)), in: room, except: member.uid)
@@ -97,10 +100,40 @@ extension RoomRegistry {
                 to: session.outbox
             )
         }
-        guard encode(ServerEnvelope(.signal(.init(from: member.uid, payload: signal.payload)))) != nil else {
-            return fail(.invalidField, "signal: field \"payload\" cannot be relayed", id: id, to: session.outbox)
+        let relayed = ServerMessage.signal(.init(from: member.uid, payload: signal.payload))
+        if let refusal = fits(relayed, relaying: "signal: the relayed payload") {
+            return fail(refusal.code, refusal.message, id: id, to: session.outbox)
         }
-        send(.signal(.init(from: member.uid, payload: signal.payload)), toMember: signal.to, in: room)
+        send(relayed, toMember: signal.to, in: room)
         send(.ack(.init(of: "signal")), id: id, to: session.outbox)
+    }
+
+    /// Every newcomer gets the whole room in one `joined` line: every member and every stream's
+    /// SDP. A publish that would make that line too long for a client (with every free place in
+    /// the room taken by a member of the longest name) is refused, so that no member's streams
+    /// can ever keep another member out of the room.
+    func roomStateProblem(_ room: Room, id: RoomID) -> SignalingError? {
+        guard
+            let longest = try? MemberID(
+                validating: String(repeating: "m", count: IdentifierRule.maxLength - 4) + "_sub"
+            )
+        else { return nil }
+        let free = max(0, configuration.maxMembersPerRoom - room.members.count)
+        let members =
+            room.members(except: longest).map(\.asMember)
+            + Array(repeating: Member(uid: longest, role: .subscriber), count: free)
+        let joined = ServerMessage.Joined(
+            room: id,
+            uid: longest,
+            role: .subscriber,
+            members: members,
+            streams: room.streams(except: longest),
+            idleTimeout: idleTimeoutSeconds,
+            resume: Self.makeResumeSecret()
+        )
+        guard let refusal = fits(.joined(joined), relaying: "publish: the room's state with this stream") else {
+            return nil
+        }
+        return SignalingError(refusal.code, refusal.message + "; publish a shorter SDP")
     }
 }

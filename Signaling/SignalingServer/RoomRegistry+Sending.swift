@@ -41,12 +41,32 @@ extension RoomRegistry {
         }
     }
 
+    /// The line for `envelope`, or nil (logged) when it cannot be one: the codec refuses a line
+    /// longer than clients read, so a message that would be one is never sent. Requests whose
+    /// relay could be that long are refused before anything changes (``fits(_:)``).
     func encode(_ envelope: ServerEnvelope) -> ByteBuffer? {
         do {
             return ByteBuffer(bytes: try SignalingCodec.encodeLine(envelope))
         } catch {
-            logger.error("cannot encode a server message", metadata: ["type": "\(envelope.message.type)"])
+            logger.error(
+                "cannot encode a server message; not sent",
+                metadata: ["type": "\(envelope.message.type)", "error": "\(error)"]
+            )
             return nil
+        }
+    }
+
+    /// Whether `message` makes a line a client can read; the refusal to send when not.
+    func fits(_ message: ServerMessage, relaying what: String) -> SignalingError? {
+        do {
+            _ = try SignalingCodec.encodeLine(ServerEnvelope(id: .number(Int64.max), message))
+            return nil
+        } catch {
+            return SignalingError(
+                .tooLarge,
+                "\(what) would be longer than the \(SignalingProtocol.maxLineBytes)-byte line every member reads; "
+                    + "nothing was sent"
+            )
         }
     }
 }

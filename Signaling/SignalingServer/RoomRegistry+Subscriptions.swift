@@ -54,13 +54,15 @@ extension RoomRegistry {
                 to: session.outbox
             )
         }
+        let relayed = ServerMessage.subscribeRequest(
+            .init(subscriber: member.uid, kind: kind, receive: request.receive)
+        )
+        if let refusal = fits(relayed, relaying: "subscribe: the relayed subscribe-request") {
+            return fail(refusal.code, refusal.message, id: id, to: session.outbox)
+        }
         room.subscriptions[key] = .pending(requestID: id)
         rooms[membership.room] = room
-        send(
-            .subscribeRequest(.init(subscriber: member.uid, kind: kind, receive: request.receive)),
-            toMember: publisher.uid,
-            in: room
-        )
+        send(relayed, toMember: publisher.uid, in: room)
         logger.info(
             "subscribe",
             metadata: [
@@ -118,14 +120,23 @@ extension RoomRegistry {
                 to: session.outbox
             )
         }
+        let relayed = ServerMessage.subscribed(.init(publisher: member.uid, kind: answer.kind, sdp: answer.sdp))
+        if let refusal = fits(relayed, relaying: "subscribe-answer: the relayed answer") {
+            // The subscriber waits for this answer: it learns the subscribe failed, and the
+            // publisher that its viewer is gone, as after a reject.
+            room.subscriptions[key] = nil
+            rooms[membership.room] = room
+            send(
+                .error(SignalingError(.subscribeRejected, "\"\(member.uid)\"'s answer was too long to relay")),
+                id: requestID,
+                toMember: answer.subscriber,
+                in: room
+            )
+            return fail(refusal.code, refusal.message, id: id, to: session.outbox)
+        }
         room.subscriptions[key] = .active
         rooms[membership.room] = room
-        send(
-            .subscribed(.init(publisher: member.uid, kind: answer.kind, sdp: answer.sdp)),
-            id: requestID,
-            toMember: answer.subscriber,
-            in: room
-        )
+        send(relayed, id: requestID, toMember: answer.subscriber, in: room)
         send(.ack(.init(of: "subscribe-answer")), id: id, to: session.outbox)
     }
 
@@ -152,6 +163,22 @@ extension RoomRegistry {
             in: room
         )
         send(.ack(.init(of: "subscribe-reject")), id: id, to: session.outbox)
+    }
+
+    /// Whether `message` answers (or rejects) a subscribe this server relayed to the member on
+    /// `connection` and that still waits: such answers are not rate-limited.
+    func isAnswerToRelayedSubscribe(_ message: ClientMessage, from connection: ConnectionID) -> Bool {
+        let subscriber: MemberID
+        let kind: StreamKind
+        switch message {
+        case .subscribeAnswer(let answer): (subscriber, kind) = (answer.subscriber, answer.kind)
+        case .subscribeReject(let reject): (subscriber, kind) = (reject.subscriber, reject.kind)
+        default: return false
+        }
+        guard let membership = sessions[connection]?.membership, let room = rooms[membership.room] else { return false }
+        let key = SubscriptionKey(publisher: membership.uid, kind: kind, subscriber: subscriber)
+        if case .pending = room.subscriptions[key] { return true }
+        return false
     }
 
     /// Tells a publisher to stop sending to a subscriber.

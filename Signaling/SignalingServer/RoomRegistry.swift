@@ -23,6 +23,9 @@ actor RoomRegistry {
     let metrics: ServerMetrics
     var sessions: [ConnectionID: Session] = [:]
     var rooms: [RoomID: Room] = [:]
+    /// Uids of publishers whose connection was lost, held for the grace period: only a `join`
+    /// with the member's resume secret takes one back (``RoomRegistry/reserve(_:in:)``).
+    var reservations = UIDReservations()
     private var nextConnection: ConnectionID = 0
     private var shuttingDown = false
     /// Connections refused since the limit was last reached: logged once when it is reached and

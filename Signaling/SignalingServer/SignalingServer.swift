@@ -102,7 +102,7 @@ public final class SignalingServer: Service, Sendable {
                         channel.closeFuture.whenComplete { _ in budget.release() }
                         try pipeline.addHandler(
                             ProtocolSniffer(result: kind, timeout: idleTimeout) { channel, decision in
-                                try Self.configure(channel, as: decision, limits: limits)
+                                try Self.configure(channel, as: decision, limits: limits, metrics: metrics)
                             }
                         )
                         return kind.futureResult
@@ -229,7 +229,8 @@ public final class SignalingServer: Service, Sendable {
     private static func configure(
         _ channel: any Channel,
         as decision: ProtocolSniffer.Decision,
-        limits: SignalingServerConfiguration
+        limits: SignalingServerConfiguration,
+        metrics: ServerMetrics
     ) throws -> EventLoopFuture<ConnectionKind> {
         let idleTimeout = TimeAmount(limits.idleTimeout)
         let pipeline = channel.pipeline.syncOperations
@@ -251,6 +252,13 @@ public final class SignalingServer: Service, Sendable {
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
+                        // WebSocket messages have the line protocol's limits and idle timeout.
+                        for context in [
+                            try pipeline.context(handlerType: HTTPRequestDeadline.Arrival.self),
+                            try pipeline.context(handlerType: HTTPRequestDeadline.Completion.self),
+                        ] {
+                            pipeline.removeHandler(context: context, promise: nil)
+                        }
                         try pipeline.addHandler(WebSocketLineAdapter(maxMessageBytes: SignalingProtocol.maxLineBytes))
                         try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                         try pipeline.addHandler(IdleTimeoutHandler())
@@ -273,7 +281,15 @@ public final class SignalingServer: Service, Sendable {
             )
             configuration.decoderConfiguration.maxHeaderListSize = limits.maxHTTPHeaderBytes
             configuration.decoderConfiguration.maxHeaderFieldCount = 64
+            let deadline = HTTPRequestDeadline(timeout: TimeAmount(limits.httpRequestTimeout)) {
+                metrics.request(route: "request-timeout", status: HTTPResponseStatus.requestTimeout.code)
+            }
+            try pipeline.addHandler(HTTPRequestDeadline.Arrival(deadline))
             let kind = try pipeline.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let completion = HTTPRequestDeadline.Completion(deadline)
+            try pipeline.addHandler(completion, position: .after(decoder))
+            try pipeline.addHandler(HTTPUpgradeGate(), position: .after(completion))
             try pipeline.addHandler(HTTPParseErrorCloser())
             return kind
         }
@@ -288,6 +304,9 @@ public final class SignalingServer: Service, Sendable {
         try require(configuration.maxMembersPerRoom >= 1, "max members must be at least 1")
         try require(configuration.maxConnections >= 1, "max connections must be at least 1")
         try require(configuration.idleTimeout > .zero, "idle timeout must be positive")
+        try require(configuration.httpRequestTimeout > .zero, "the HTTP request timeout must be positive")
+        try require(configuration.publisherGracePeriod >= .zero, "the publisher grace period must not be negative")
+        try require(configuration.maxWHEPSessionsPerAddress >= 1, "WHEP sessions per address must be at least 1")
         try require(configuration.messageBurst >= 1, "message burst must be at least 1")
         try require(configuration.messagesPerSecond > 0, "message rate must be positive")
         try require(configuration.maxConsecutiveBadMessages >= 1, "bad message limit must be at least 1")

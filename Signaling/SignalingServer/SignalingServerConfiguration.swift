@@ -23,6 +23,11 @@ public struct SignalingServerConfiguration: Sendable {
     public var maxConnections: Int = 10_000
     /// A connection that sends nothing for this long is dropped; clients ping to stay.
     public var idleTimeout: Duration = .seconds(30)
+    /// How long a publisher's uid stays held after its connection was lost (not after `leave`):
+    /// only a `join` with the resume secret of its last `joined` takes it in that time. 30 s
+    /// covers a client's reconnect backoff (at most 5 s between attempts) several times over.
+    /// Zero frees the uid at once.
+    public var publisherGracePeriod: Duration = .seconds(30)
     /// Messages a connection may send in a burst before the steady rate applies.
     public var messageBurst: Int = 40
     /// Steady messages per second per connection (token bucket refill rate).
@@ -36,9 +41,16 @@ public struct SignalingServerConfiguration: Sendable {
     /// HTTP: the request line and headers together, and the body (a WHEP offer is under 10 KB).
     public var maxHTTPHeaderBytes: Int = 16 << 10
     public var maxHTTPBodyBytes: Int = 64 << 10
+    /// How long one HTTP request may take to arrive, from its first byte to its last (head and
+    /// body). A client that drips it slower is answered `408` and closed (slowloris); between
+    /// requests a keep-alive connection is closed after ``idleTimeout``.
+    public var httpRequestTimeout: Duration = .seconds(10)
     /// WHEP sessions at once (each is a room member), and how long a `POST` waits for the
     /// publisher's answer (it gathers for at most 3 s).
     public var maxWHEPSessions: Int = 1_000
+    /// WHEP sessions at once from one client address: without a secret, a client could
+    /// otherwise fill a room with dead offers and no connection kept open.
+    public var maxWHEPSessionsPerAddress: Int = 8
     public var whepAnswerTimeout: Duration = .seconds(15)
 
     public init() {}

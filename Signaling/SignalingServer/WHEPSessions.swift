@@ -27,6 +27,8 @@ final class WHEPSessions: Sendable {
     private struct Entry {
         var room: RoomID
         var publisher: MemberID
+        /// The client's IP address, for the per-address limit.
+        var client: String
         var task: Task<Void, Never>
     }
 
@@ -50,7 +52,8 @@ final class WHEPSessions: Sendable {
         publisher: MemberID,
         uid requested: MemberID?,
         token: String?,
-        offer: String
+        offer: String,
+        client: String
     ) async throws(Failure) -> Created {
         let id = Self.randomID()
         let uid: MemberID
@@ -61,27 +64,18 @@ final class WHEPSessions: Sendable {
         }
         let outbox = Outbox(channel: nil, limitBytes: configuration.outboxLimitBytes)
         let (answers, answer) = AsyncStream.makeStream(of: Result<String, Failure>.self)
-        let admitted = sessions.withLock { sessions -> Bool in
-            sessions.count < configuration.maxWHEPSessions
-        }
-        guard admitted else {
-            throw Failure(
-                status: .serviceUnavailable,
-                message: "the server holds its most WHEP sessions (\(configuration.maxWHEPSessions))"
-            )
-        }
+        if let refusal = sessions.withLock({ admission(for: client, in: $0) }) { throw refusal }
         guard case .admitted(let connection) = await registry.register(outbox) else {
             throw Failure(status: .serviceUnavailable, message: "the server holds its most connections")
         }
         let registry = self.registry
         let logger = self.logger
         let metrics = registry.metrics
-        let maximum = configuration.maxWHEPSessions
         // The task is made and listed under one lock: it removes itself when it ends, so it must
-        // be listed before it can end (a refused join ends it at once), and the limit is checked
-        // in the same step as the listing.
-        let task = sessions.withLock { sessions -> Task<Void, Never>? in
-            guard sessions.count < maximum else { return nil }
+        // be listed before it can end (a refused join ends it at once), and the limits are
+        // checked in the same step as the listing.
+        let listed = sessions.withLock { sessions -> Result<Task<Void, Never>, Failure> in
+            if let refusal = admission(for: client, in: sessions) { return .failure(refusal) }
             let task = Task {
                 metrics.opened(.whep)
                 defer { metrics.closed(.whep) }
@@ -102,12 +96,16 @@ final class WHEPSessions: Sendable {
                 await registry.disconnect(connection, reason: .left, goodbye: nil)
                 self.sessions.withLock { _ = $0.removeValue(forKey: id) }
             }
-            sessions[id] = Entry(room: room, publisher: publisher, task: task)
-            return task
+            sessions[id] = Entry(room: room, publisher: publisher, client: client, task: task)
+            return .success(task)
         }
-        guard let task else {
+        let task: Task<Void, Never>
+        switch listed {
+        case .success(let listedTask):
+            task = listedTask
+        case .failure(let refusal):
             await registry.disconnect(connection, reason: .left, goodbye: nil)
-            throw Failure(status: .serviceUnavailable, message: "the server holds its most WHEP sessions (\(maximum))")
+            throw refusal
         }
         let timeout = configuration.whepAnswerTimeout
         let result = await withTaskGroup(of: Result<String, Failure>.self) { group in
@@ -131,6 +129,25 @@ final class WHEPSessions: Sendable {
             task.cancel()
             throw failure
         }
+    }
+
+    /// Why a new session from `client` cannot be had now, or nil: the server's limit, and the
+    /// limit per client address (dead offers from one address cannot fill a room).
+    private func admission(for client: String, in sessions: [String: Entry]) -> Failure? {
+        guard sessions.count < configuration.maxWHEPSessions else {
+            return Failure(
+                status: .serviceUnavailable,
+                message: "the server holds its most WHEP sessions (\(configuration.maxWHEPSessions))"
+            )
+        }
+        let perAddress = configuration.maxWHEPSessionsPerAddress
+        guard sessions.values.lazy.filter({ $0.client == client }).count < perAddress else {
+            return Failure(
+                status: .tooManyRequests,
+                message: "\(client) holds its most WHEP sessions (\(perAddress)); DELETE one first"
+            )
+        }
+        return nil
     }
 
     /// Ends the session `id` of `publisher` in `room` (the `DELETE`); false if there is none.
@@ -226,6 +243,7 @@ final class WHEPSessions: Sendable {
             case .uidTaken: .conflict
             case .roomFull, .tooManyRooms: .serviceUnavailable
             case .rateLimited: .tooManyRequests
+            case .tooLarge: .payloadTooLarge
             default: .badRequest
             }
         return Failure(status: status, message: "\(error.code.rawValue): \(error.message)")

@@ -39,6 +39,21 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds of client silence before the server drops it.")
     var idleTimeout: Double = 30
 
+    @Option(
+        name: .customLong("http-request-timeout"),
+        help: "Seconds one HTTP request may take to arrive, first byte to last; slower ones get 408."
+    )
+    var httpRequestTimeout: Double = 10
+
+    @Option(
+        name: .customLong("publisher-grace"),
+        help: "Seconds a publisher's uid stays held after its connection was lost (0: freed at once)."
+    )
+    var publisherGrace: Double = 30
+
+    @Option(name: .customLong("max-whep-per-address"), help: "Most WHEP sessions at once from one client address.")
+    var maxWHEPPerAddress: Int = 8
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -65,6 +80,17 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout.isFinite, idleTimeout > 0, idleTimeout <= 86_400 else {
             throw ValidationError("--idle-timeout \(idleTimeout) is not a number of seconds in (0, 86400]")
         }
+        guard httpRequestTimeout.isFinite, httpRequestTimeout > 0, httpRequestTimeout <= 3_600 else {
+            throw ValidationError(
+                "--http-request-timeout \(httpRequestTimeout) is not a number of seconds in (0, 3600]"
+            )
+        }
+        guard publisherGrace.isFinite, publisherGrace >= 0, publisherGrace <= 3_600 else {
+            throw ValidationError("--publisher-grace \(publisherGrace) is not a number of seconds in [0, 3600]")
+        }
+        guard (1...100_000).contains(maxWHEPPerAddress) else {
+            throw ValidationError("--max-whep-per-address \(maxWHEPPerAddress) is not 1–100000")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError(
                 "--log-level \(logLevel) is not one of trace, debug, info, notice, warning, error, critical"
@@ -87,6 +113,9 @@ struct Serve: AsyncParsableCommand {
         configuration.maxMembersPerRoom = maxMembers
         configuration.maxConnections = maxConnections
         configuration.idleTimeout = .milliseconds(Int64((idleTimeout * 1000).rounded()))
+        configuration.httpRequestTimeout = .milliseconds(Int64((httpRequestTimeout * 1000).rounded()))
+        configuration.publisherGracePeriod = .milliseconds(Int64((publisherGrace * 1000).rounded()))
+        configuration.maxWHEPSessionsPerAddress = maxWHEPPerAddress
         if let tlsCertificate, let tlsKey {
             do {
                 configuration.tls = try SignalingServerConfiguration.loadTLS(

@@ -10,11 +10,11 @@ import SignalingProtocol
 /// late line or close from an old connection can never be mistaken for the current one.
 final class ClientConnection: Sendable {
     let generation: UInt64
-    let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
+    let channel: NIOAsyncChannel<DecodedLine, ByteBuffer>
     private let outgoing: AsyncStream<ByteBuffer>
     private let queue: AsyncStream<ByteBuffer>.Continuation
 
-    private init(generation: UInt64, channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>) {
+    private init(generation: UInt64, channel: NIOAsyncChannel<DecodedLine, ByteBuffer>) {
         self.generation = generation
         self.channel = channel
         (self.outgoing, self.queue) = AsyncStream.makeStream(of: ByteBuffer.self)
@@ -41,8 +41,12 @@ final class ClientConnection: Sendable {
                             try pipeline.addHandler(TLSHandshakeWaiter(promise: promise))
                             handshake = promise.futureResult
                         }
-                        try pipeline.addHandler(ByteToMessageHandler(BoundedLineDecoder()))
-                        let wrapped = try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        // A server line too long to take is skipped and logged, not fatal (see
+                        // SkippingLineDecoder): the room and the media go on.
+                        try pipeline.addHandler(ByteToMessageHandler(SkippingLineDecoder()))
+                        let wrapped = try NIOAsyncChannel<DecodedLine, ByteBuffer>(
+                            wrappingChannelSynchronously: channel
+                        )
                         return (wrapped, handshake)
                     }
                 }
@@ -76,7 +80,7 @@ final class ClientConnection: Sendable {
 
     /// Reads lines into `received` until the connection ends, writing queued lines meanwhile.
     /// Returns the error that ended it, nil for an orderly close.
-    func run(_ received: @escaping @Sendable (ByteBuffer) async -> Void) async -> (any Error)? {
+    func run(_ received: @escaping @Sendable (DecodedLine) async -> Void) async -> (any Error)? {
         let outgoing = self.outgoing
         let queue = self.queue
         let channel = self.channel.channel

@@ -70,9 +70,20 @@ extension SignalingClient {
         eventSink.yield(event)
     }
 
-    func received(_ line: ByteBuffer, generation: UInt64) {
+    func received(_ decoded: DecodedLine, generation: UInt64) {
         guard generation == self.generation else { return }
         lastHeard = .now
+        let line: ByteBuffer
+        switch decoded {
+        case .line(let whole):
+            line = whole
+        case .skipped(let bytes):
+            logger.error(
+                "skipping a server line longer than the line limit",
+                metadata: ["bytes": "\(bytes)", "limit": "\(SignalingProtocol.maxLineBytes)"]
+            )
+            return
+        }
         let envelope: ServerEnvelope
         do {
             guard let decoded = try SignalingCodec.decodeServerLine(line.readableBytesView) else { return }

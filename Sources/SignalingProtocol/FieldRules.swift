@@ -31,7 +31,49 @@ enum FieldRules {
         guard value.hasPrefix("v=0") else {
             throw SignalingError(.invalidField, "field \(fieldPath(path)) must be an SDP starting with \"v=0\"")
         }
+        if let problem = sdpShapeProblem(value) {
+            throw SignalingError(.invalidField, "field \(fieldPath(path)) is not an SDP: \(problem)")
+        }
         return value
+    }
+
+    /// RFC 8866 §5's shape, checked before a description is stored or relayed: lines of
+    /// `<type>=<value>` with a lower-case letter as type, ended by CRLF (or LF alone), and no
+    /// control character in a value but a tab. What it keeps out: bytes that JSON escapes
+    /// six-fold (`\u0001`), which turned an 11 KB description into a room state no member could
+    /// read. Returns what is wrong, with its line number, or nil.
+    static func sdpShapeProblem(_ sdp: String) -> String? {
+        var line = 1
+        var atLineStart = true
+        var column = 0
+        var previous: UInt8 = 0
+        for byte in sdp.utf8 {
+            defer { previous = byte }
+            if byte == UInt8(ascii: "\n") || atLineStart && byte == UInt8(ascii: "\r") {
+                guard !atLineStart else { return "line \(line) is empty" }
+                line += 1
+                atLineStart = true
+                column = 0
+                continue
+            }
+            if previous == UInt8(ascii: "\r") {
+                return "line \(line) has a carriage return that does not end it"
+            }
+            column += 1
+            if atLineStart {
+                guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) else {
+                    return "line \(line) does not start with a lower-case type letter"
+                }
+                atLineStart = false
+            } else if column == 2 {
+                guard byte == UInt8(ascii: "=") else { return "line \(line) has no \"=\" after its type" }
+            } else if byte < 0x20 && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r") || byte == 0x7F {
+                return "line \(line) has a control character (0x\(String(byte, radix: 16)))"
+            }
+        }
+        if previous == UInt8(ascii: "\r") { return "line \(line) has a carriage return that does not end it" }
+        if !atLineStart && column < 2 { return "line \(line) has no \"=\" after its type" }
+        return nil
     }
 
     /// A list with a bounded number of entries.

@@ -10,4 +10,17 @@ public enum SignalingProtocol {
 
     /// The longest SDP accepted in `publish` or `subscribe-answer`, in UTF-8 bytes.
     public static let maxSDPBytes = 32_768
+
+    /// Checks an SDP the way every `sdp` and `offer` field is checked: at most ``maxSDPBytes``,
+    /// starting with `v=0`, and shaped as RFC 8866 lines. For descriptions that reach the
+    /// server another way (a WHEP `POST` body); `field` names it in the error.
+    public static func validateSDP(_ sdp: String, field: String) throws(SignalingError) {
+        do {
+            _ = try FieldRules.sdp(sdp, at: [PathKey(field)])
+        } catch let error as SignalingError {
+            throw error
+        } catch {
+            throw SignalingError(.invalidField, "field \"\(field)\" is not an SDP")
+        }
+    }
 }

@@ -76,21 +76,28 @@ public enum SignalingCodec {
         }
     }
 
-    /// One encoded line, `\n` included.
+    /// One encoded line, `\n` included. Throws `line-too-long` for a message longer than
+    /// ``SignalingProtocol/maxLineBytes``: no end writes a line the other end cannot read.
     public static func encodeLine(_ envelope: ServerEnvelope) throws -> [UInt8] {
-        try encode(envelope)
+        try encode(envelope, type: envelope.message.type)
     }
 
-    /// One encoded line, `\n` included.
+    /// One encoded line, `\n` included (the same limit).
     public static func encodeLine(_ request: ClientRequest) throws -> [UInt8] {
-        try encode(request)
+        try encode(request, type: request.message.type)
     }
 
-    private static func encode(_ value: some Encodable) throws -> [UInt8] {
+    private static func encode(_ value: some Encodable, type: String) throws -> [UInt8] {
         let encoder = JSONEncoder()
         // Sorted keys make lines reproducible, which keeps logs, tests and the spec's examples stable.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var bytes = [UInt8](try encoder.encode(value))
+        guard bytes.count <= SignalingProtocol.maxLineBytes else {
+            throw SignalingError(
+                .lineTooLong,
+                "\(type) would be a \(bytes.count)-byte line, longer than the \(SignalingProtocol.maxLineBytes)-byte limit"
+            )
+        }
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

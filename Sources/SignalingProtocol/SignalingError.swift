@@ -56,6 +56,10 @@ public struct SignalingError: Error, Hashable, Sendable, CustomStringConvertible
         public static let rateLimited = Code(rawValue: "rate-limited")
         /// A line exceeded the 64 KiB limit; the server closes the connection after this error.
         public static let lineTooLong = Code(rawValue: "line-too-long")
+        /// What the request would make the server send is longer than a line may be: a relayed
+        /// offer, answer or signal, or the room state a newcomer would get after a `publish`.
+        /// The request is refused and nothing was sent; the connection stays.
+        public static let tooLarge = Code(rawValue: "too-large")
     }
 
     public var code: Code

@@ -40,7 +40,7 @@ struct MembershipTests {
         }
     }
 
-    @Test("after a connection drops, the same uid joins again on a new connection")
+    @Test("after a connection drops, the same uid joins again on a new connection with its resume secret")
     func reconnectAfterDrop() async throws {
         try await withServer { server in
             let (watcher, _) = try await joinedLineClient(
@@ -49,7 +49,12 @@ struct MembershipTests {
                 uid: "watcher",
                 role: .subscriber
             )
-            let (first, _) = try await joinedLineClient(port: server.port, room: "r", uid: "alice", role: .publisher)
+            let (first, firstJoined) = try await joinedLineClient(
+                port: server.port,
+                room: "r",
+                uid: "alice",
+                role: .publisher
+            )
             let alice = try Fixture.uid("alice")
             #expect(
                 try await watcher.next().message == .memberJoined(.init(member: Member(uid: alice, role: .publisher)))
@@ -57,12 +62,18 @@ struct MembershipTests {
             await first.close()
             #expect(try await watcher.next().message == .memberLeft(.init(uid: alice, reason: .disconnected)))
 
-            let (again, joined) = try await joinedLineClient(
-                port: server.port,
-                room: "r",
-                uid: "alice",
-                role: .publisher
+            // A publisher's uid is held for its resume secret (Docs/signaling.md, Rules).
+            let again = try await LineClient.connect(port: server.port)
+            try await again.send(
+                ClientRequest(
+                    id: .number(1),
+                    .join(.init(room: try Fixture.room("r"), uid: alice, role: .publisher, resume: firstJoined.resume))
+                )
             )
+            guard case .joined(let joined) = try await again.next().message else {
+                Issue.record("the rejoin with the resume secret was refused")
+                return
+            }
             #expect(joined.members == [Member(uid: try Fixture.uid("watcher"), role: .subscriber)])
             #expect(
                 try await watcher.next().message == .memberJoined(.init(member: Member(uid: alice, role: .publisher)))

@@ -233,6 +233,36 @@ struct ProtocolCodecTests {
                 #"{"type":"subscribe","id":24,"publisher":"a","receive":{"offer":7}}"#,
                 .invalidField, .number(24), #"subscribe: field "receive.offer" must be a string"#
             ),
+            // RFC 8866 §5's shape: what JSON would escape six-fold, or what is no SDP line.
+            (
+                #"{"type":"publish","id":25,"stream":{"kind":"screen","codecs":["H264"],"sdp":"v=0\r\ns=\u0001\r\n"}}"#,
+                .invalidField, .number(25),
+                #"publish: field "stream.sdp" is not an SDP: line 2 has a control character (0x1)"#
+            ),
+            (
+                #"{"type":"publish","id":26,"stream":{"kind":"screen","codecs":["H264"],"sdp":"v=0\r\n\r\ns=-\r\n"}}"#,
+                .invalidField, .number(26), #"publish: field "stream.sdp" is not an SDP: line 2 is empty"#
+            ),
+            (
+                #"{"type":"subscribe-answer","id":27,"subscriber":"a","kind":"screen","sdp":"v=0\nS=x\n"}"#,
+                .invalidField, .number(27),
+                #"subscribe-answer: field "sdp" is not an SDP: line 2 does not start with a lower-case type letter"#
+            ),
+            (
+                #"{"type":"subscribe","id":28,"publisher":"a","receive":{"offer":"v=0\r\na\r\n"}}"#,
+                .invalidField, .number(28),
+                #"subscribe: field "receive.offer" is not an SDP: line 2 has no "=" after its type"#
+            ),
+            (
+                #"{"type":"subscribe","id":29,"publisher":"a","receive":{"offer":"v=0\ra=x\r\n"}}"#,
+                .invalidField, .number(29),
+                #"subscribe: field "receive.offer" is not an SDP: line 1 has a carriage return that does not end it"#
+            ),
+            (
+                #"{"type":"subscribe","id":30,"publisher":"a","receive":{"offer":"v=0\r\na=x\u007f\r\n"}}"#,
+                .invalidField, .number(30),
+                #"subscribe: field "receive.offer" is not an SDP: line 2 has a control character (0x7f)"#
+            ),
         ]
     )
     func badLines(line: String, code: SignalingError.Code, id: RequestID?, message: String?) {
@@ -426,6 +456,72 @@ struct LineFramingTests {
     func protocolLimit() {
         #expect(SignalingProtocol.maxLineBytes == 65_536)
         #expect(BoundedLineDecoder().maxLineBytes == 65_536)
+    }
+
+    @Test(
+        "the client's decoder reads past an over-long line and reports its length; the lines around it are whole",
+        arguments: [
+            // The same bytes in different chunkings.
+            [["one\n" + String(repeating: "x", count: 40) + "\r\ntwo\n"]],
+            [["one\nxxxxxxxxxxxxxxxxxxxx", "xxxxxxxxxxxxxxxxxxxx", "\r", "\ntw", "o\n"]],
+            [
+                [
+                    "o", "n", "e", "\n", String(repeating: "x", count: 17), String(repeating: "x", count: 23) + "\r\n",
+                    "two\n",
+                ]
+            ],
+        ]
+    )
+    func skippingDecoder(_ chunkings: [[String]]) throws {
+        for chunks in chunkings {
+            var decoder = SkippingLineDecoder(maxLineBytes: 16)
+            var buffer = ByteBuffer()
+            var seen: [String] = []
+            for chunk in chunks {
+                buffer.writeString(chunk)
+                while let decoded = try decoder.decode(buffer: &buffer) {
+                    switch decoded {
+                    case .line(let line): seen.append(String(buffer: line))
+                    case .skipped(let bytes): seen.append("skipped \(bytes)")
+                    }
+                }
+            }
+            // 40 x and the CR: the CR of an over-long line is not taken off.
+            #expect(seen == ["one", "skipped 41", "two"], "\(chunks)")
+            #expect(buffer.readableBytes == 0)
+        }
+    }
+
+    @Test("an over-long line cut off by the end of input is reported skipped")
+    func skippingDecoderAtEnd() throws {
+        var decoder = SkippingLineDecoder(maxLineBytes: 4)
+        var buffer = ByteBuffer(string: "abcdefgh")
+        #expect(try decoder.decode(buffer: &buffer) == nil)
+        buffer.writeString("ij")
+        #expect(try decoder.decode(buffer: &buffer) == nil)
+        #expect(try decoder.decodeLast(buffer: &buffer, seenEOF: true) == .skipped(bytes: 10))
+        #expect(try decoder.decodeLast(buffer: &buffer, seenEOF: true) == nil)
+    }
+
+    @Test("no end encodes a line over the limit: encodeLine throws line-too-long")
+    func encodingLimit() throws {
+        let fits = ClientRequest(.signal(.init(to: try MemberID(validating: "p"), payload: .string(""))))
+        let overhead = try SignalingCodec.encodeLine(fits).count - 1
+        let payload = { (count: Int) in
+            ClientRequest(
+                .signal(
+                    .init(to: try MemberID(validating: "p"), payload: .string(String(repeating: "x", count: count)))
+                )
+            )
+        }
+        #expect(try SignalingCodec.encodeLine(payload(65_536 - overhead)).count == 65_537)
+        do {
+            _ = try SignalingCodec.encodeLine(payload(65_537 - overhead))
+            Issue.record("a 65,537-byte line was encoded")
+        } catch let error as SignalingError {
+            #expect(error.code == .lineTooLong)
+            #expect(error.message == "signal would be a 65537-byte line, longer than the 65536-byte limit")
+        }
     }
 
     @Test("an unterminated last line is still a line at end of input")

@@ -67,6 +67,12 @@ public final class RawTCPClient: @unchecked Sendable {
         shutdown(descriptor, Int32(SHUT_WR))
     }
 
+    /// Whether there is something to read (or the end), waiting up to `milliseconds`; reads nothing.
+    public func readable(waitingMilliseconds milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) > 0
+    }
+
     /// Reads what is there now, waiting up to `milliseconds` for the first byte; nil at the end.
     public func receive(waitingMilliseconds milliseconds: Int32) -> (bytes: [UInt8], end: End?) {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
