@@ -56,6 +56,13 @@ static inline gulong rtc_nice_connect_candidate_gathering_done(NiceAgent *agent,
                                                                gpointer data) {
     return g_signal_connect(agent, "candidate-gathering-done", G_CALLBACK(cb), data);
 }
+/// "initial-binding-request-received": the peer's first connectivity check (a Binding request
+/// with our ufrag) arrived: its side of ICE has started.
+static inline gulong rtc_nice_connect_initial_binding_request_received(NiceAgent *agent,
+                                                                       rtc_nice_stream_cb cb,
+                                                                       gpointer data) {
+    return g_signal_connect(agent, "initial-binding-request-received", G_CALLBACK(cb), data);
+}
 /// "new-selected-pair-full": the pair media goes over changed.
 typedef void (*rtc_nice_pair_cb)(NiceAgent *, guint stream, guint component, NiceCandidate *local,
                                  NiceCandidate *remote, gpointer);

@@ -110,6 +110,10 @@ extension ICEAgent {
             onEvent(.peerReflexive(endpoint))
         }
 
+        func firstPeerCheck() {
+            inner.withLock { $0.statistics.peerChecksReceived = true }
+        }
+
         func selectedPair(local: UnsafeMutablePointer<NiceCandidate>, remote: UnsafeMutablePointer<NiceCandidate>) {
             let pair = ICECandidatePair(local: ICEAgent.endpoint(local), remote: ICEAgent.endpoint(remote))
             inner.withLock { $0.pair = pair }
@@ -224,6 +228,13 @@ extension ICEAgent {
             rtc_nice_connect_candidate_gathering_done(
                 agent,
                 { _, _, user in ICEAgent.callbackCore(user).gatheringDone() },
+                user
+            )
+        )
+        handlers.append(
+            rtc_nice_connect_initial_binding_request_received(
+                agent,
+                { _, _, user in ICEAgent.callbackCore(user).firstPeerCheck() },
                 user
             )
         )

@@ -77,6 +77,9 @@ public struct ICEStatistics: Hashable, Sendable {
     public var remoteCandidates = 0
     /// Peer-reflexive remote candidates learnt from checks.
     public var peerReflexiveCandidates = 0
+    /// The peer's first connectivity check (a Binding request for our ufrag) has arrived: its
+    /// side of ICE started (libnice's initial-binding-request-received).
+    public var peerChecksReceived = false
 
     public init() {}
 }

@@ -32,4 +32,22 @@ public enum FrameMemory {
             return false
         #endif
     }
+
+    /// Gives the free memory of every malloc arena back to the system (`malloc_trim(0)`, glibc's,
+    /// looked up at run time like `mallopt`); true when it released any. glibc keeps what a
+    /// thread freed in that thread's arena for reuse; WebRTC viewers each run libnice on a GLib
+    /// thread of their own, so after a crowd of viewers left the process kept their memory
+    /// resident (Docs/webrtc.md, "What a viewer costs"). Called when the last viewer is gone,
+    /// never on the media path: it walks every arena under its lock.
+    @discardableResult
+    public static func returnFreeMemory() -> Bool {
+        #if canImport(Glibc)
+            typealias MallocTrim = @convention(c) (Int) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return false }
+            let trim = unsafeBitCast(symbol, to: MallocTrim.self)
+            return trim(0) == 1
+        #else
+            return false
+        #endif
+    }
 }

@@ -23,7 +23,8 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     private let options: PublishOptions
     private let start: UInt64
     private let logger: Logger
-    private let status: @Sendable (String) -> Void
+    /// Progress to stdout, refusals and errors to stderr (`PublishOutput`).
+    private let output: PublishOutput
     /// Writes the SDP files and publishes the offer once the stream's parameter sets exist.
     private let announce: (VideoPath) throws -> Void
 
@@ -60,7 +61,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         options: PublishOptions,
         start: UInt64,
         logger: Logger,
-        status: @escaping @Sendable (String) -> Void,
+        output: PublishOutput,
         announce: @escaping (VideoPath) throws -> Void
     ) throws {
         self.control = control
@@ -69,7 +70,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         self.options = options
         self.start = start
         self.logger = logger
-        self.status = status
+        self.output = output
         self.announce = announce
         rateLimiter = FrameRateLimiter(framesPerSecond: options.frameRate)
         var audioConfiguration = CaptureTimestampSanitizer.Configuration()
@@ -124,7 +125,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
             sessionHasPictures = false
             control.requestKeyFrame()
             setCapture("streaming from \(hello.name)")
-            status("capture client '\(hello.name)' connected (session \(sessions))")
+            output.progress("capture client '\(hello.name)' connected (session \(sessions))")
         case .video(let video):
             try handle(video)
         case .audio(let audio):
@@ -132,16 +133,16 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         case .paused:
             paused = true
             setCapture("paused")
-            status("capture paused")
+            output.progress("capture paused")
         case .resumed:
             paused = false
             control.requestKeyFrame()
             setCapture("streaming")
-            status("capture resumed")
+            output.progress("capture resumed")
         case .ended(let end), .disconnected(let end):
             paused = false
             setCapture("waiting on \(server.address)")
-            status("capture session ended (\(end)); the stream goes on, waiting for a capture client")
+            output.progress("capture session ended (\(end)); the stream goes on, waiting for a capture client")
         }
     }
 
@@ -199,7 +200,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
             // and counted; the stream and the session go on.
             rejectedAudioChunks += 1
             if rejectedAudioChunks == 1 || rejectedAudioChunks % 100 == 0 {
-                status("capture audio chunk rejected (\(rejectedAudioChunks) so far): \(error)")
+                output.problem("capture audio chunk rejected (\(rejectedAudioChunks) so far): \(error)")
             }
         }
     }
@@ -254,13 +255,13 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
             let old = (videoPath.width, videoPath.height)
             videoPath.replace(encoder)
             try announce(videoPath)
-            status(
+            output.progress(
                 "stream: \(upright.width)x\(upright.height) capture → re-opened at \(size.width)x\(size.height) "
                     + "(was \(old.0)x\(old.1)); same SSRCs and clocks, an IDR first"
             )
         } else {
             try startStream(VideoPath(encoder: encoder, control: control))
-            status(
+            output.progress(
                 "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 "
                     + "at up to \(options.frameRate) fps"
             )
@@ -286,7 +287,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     private func refuse(_ reason: IngestEndReason, _ message: String) {
         refusedSession = sessions
         logger.warning("capture picture refused", metadata: ["reason": "\(reason)", "error": "\(message)"])
-        status("capture picture refused (\(reason)): \(message); the session is ended, the stream goes on")
+        output.problem("capture picture refused (\(reason)): \(message); the session is ended, the stream goes on")
         server.endSession(reason: reason, message: message)
     }
 

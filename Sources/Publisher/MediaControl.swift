@@ -21,6 +21,17 @@ final class MediaControl: Sendable {
     /// The next frame is encoded as an IDR (a new viewer, a player that just bound its ports).
     func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
 
+    /// A key-frame request from the room (a member's signal, a new viewer), through the
+    /// sender's limiter (`MediaSender.requestKeyFrameFromRoom`). True when the next frame will be
+    /// an IDR; false when the request was merged into a later key frame (counted as coalesced;
+    /// the sender thread grants it when the interval has passed).
+    @discardableResult
+    func requestKeyFrameThroughLimiter() -> Bool {
+        let granted = sender.withLock { $0.requestKeyFrameFromRoom(at: MonotonicClock.now()) }
+        if granted { requestKeyFrame() }
+        return granted
+    }
+
     /// Reads and clears the key-frame request.
     func takeKeyFrameRequest() -> Bool {
         keyFrameRequested.withLock { requested in
@@ -45,10 +56,11 @@ final class MediaControl: Sendable {
 
     /// The counters with what the sender knows filled in (packets, destinations).
     func snapshot() -> PublishStatistics {
-        let (packets, destinations, feedback) = sender.withLock { sender in
+        let (packets, destinations, feedback, keyFrameRequests) = sender.withLock { sender in
             (
                 sender.packetsSent, sender.destinations.count,
-                Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a })
+                Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a }),
+                sender.keyFrameRequestStatistics
             )
         }
         let depth = outbox.depth
@@ -58,6 +70,7 @@ final class MediaControl: Sendable {
             $0.packetsSent = packets
             $0.destinations = destinations
             $0.feedback = feedback
+            $0.keyFrameRequests = keyFrameRequests
             return $0
         }
     }

@@ -88,6 +88,13 @@ extension MediaSender {
         }
     }
 
+    /// A key-frame request from the room (a member's `{"request": "keyframe"}` signal, a new
+    /// viewer) at `now`, through the same limiter as PLI and FIR: anyone in the room can send
+    /// signals as fast as the server relays them, and each IDR costs every viewer bitrate. True
+    /// when the next frame should be an IDR; false when it was coalesced, and then
+    /// `pollFeedback` grants it once the interval has passed (`nextTimerDeadline`).
+    public func requestKeyFrameFromRoom(at now: UInt64) -> Bool { keyFrames.signaledRequest(at: now) }
+
     /// Key-frame requests received, coalesced and granted, all destinations together.
     public var keyFrameRequestStatistics: KeyFrameRequestLimiter.Statistics { keyFrames.statistics }
 
@@ -259,6 +266,13 @@ extension MediaSender {
         }
     }
 
+    /// The resend rate of a receiver that never reported, bits per second: its share
+    /// (`FeedbackConfiguration.unreportedRetransmissionShare`) of the video sent over the
+    /// limiter's window. A receiver with an allowed rate keeps that rate as its limit.
+    func unreportedRetransmissionRate(at now: UInt64) -> Int {
+        Int(Double(videoSent.bitsPerSecond(at: now)) * configuration.feedback.unreportedRetransmissionShare)
+    }
+
     private func resend(_ sequenceNumber: UInt16, to destination: Destination, now: UInt64) {
         let feedback = destination.feedback
         let interval = feedback.retransmissionInterval(
@@ -270,7 +284,8 @@ extension MediaSender {
             return
         }
         // One history lookup: whether it is held, and its size on the wire as a resend (RTX
-        // header included), which counts against what this receiver allows once it said.
+        // header included), which counts against what this receiver allows once it said, and
+        // until then against a share of the video sent (`unreportedRetransmissionRate`).
         let size = videoHistory.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
         let decision = feedback.limiter.decide(
             sequenceNumber,
@@ -278,7 +293,7 @@ extension MediaSender {
             at: now,
             roundTrip: interval,
             bytes: size ?? 0,
-            maximumRate: destination.allowedBitrate
+            maximumRate: destination.allowedBitrate ?? unreportedRetransmissionRate(at: now)
         )
         guard decision == .resend, let size else { return }
         queueRetransmission(sequenceNumber, size: size, to: destination, at: now)

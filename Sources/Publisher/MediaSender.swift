@@ -54,6 +54,9 @@ public final class MediaSender {
     let burstScratch: UnsafeMutableRawBufferPointer
     /// Clear video packets as sent, for NACKs (one copy per packet).
     let videoHistory: RTPPacketHistory
+    /// The clear video bytes sent over the last half second: a receiver that never reported
+    /// may have a share of it resent (`FeedbackConfiguration.unreportedRetransmissionShare`).
+    var videoSent = SentBytesWindow(window: RetransmissionLimiter.rateWindow)
     /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
     public let videoRTXSSRC: UInt32
     var keyFrames: KeyFrameRequestLimiter
@@ -231,6 +234,7 @@ public final class MediaSender {
             // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
             // destination.
             videoHistory.store(buffer)
+            videoSent.add(buffer.count, at: now)
             enqueuePaced(buffer, at: nowUs)
             burst.append(buffer)
             if burst.isFull { sendBurst(headerLength: headerLength) }

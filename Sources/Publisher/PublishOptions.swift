@@ -58,6 +58,13 @@ public struct PublishOptions: Sendable {
     public var staticDestinations: [UDPAddress] = []
     /// WebRTC subscribers: ICE addresses and servers, the DTLS certificate.
     public var webRTC = WebRTCOptions()
+    /// `--max-viewers`: subscribers (WebRTC, connecting or connected, and SDES) served at once;
+    /// one more is refused with `subscribe-reject`. Each WebRTC viewer costs a thread (its ICE
+    /// agent's GLib loop), about five descriptors and about 1 MB (Docs/webrtc.md), and every
+    /// viewer one SRTP protect and send per packet: the benchmarks hold 100 at 720p30 on two
+    /// cores (Docs/benchmarks.md), so 100 is the default; a larger host may raise it.
+    public var maxViewers = PublishOptions.defaultMaxViewers
+    public static let defaultMaxViewers = 100
     /// `--ice-ports MIN-MAX`: WebRTC's ICE host candidates (subscribers' and `--whip`'s) bind
     /// only UDP ports in this range, for firewalls and traffic shaping; nil: any port.
     public var icePortRange: ClosedRange<UInt16>?

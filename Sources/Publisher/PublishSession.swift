@@ -30,7 +30,7 @@ public final class PublishSession: @unchecked Sendable {
 
     public let options: PublishOptions
     private let logger: Logger
-    private let print: @Sendable (String) -> Void
+    private let output: PublishOutput
     private let control: MediaControl
     private let room: RoomID
     private let uid: MemberID
@@ -58,10 +58,11 @@ public final class PublishSession: @unchecked Sendable {
     public var sdpFiles: [String] { written.withLock { $0 } }
 
     /// Validates and opens everything; throws `UsageError` for anything the user must fix.
-    public init(options: PublishOptions, logger: Logger, print: @escaping @Sendable (String) -> Void) throws {
+    /// `output` takes progress lines and, apart, refusals and errors (`PublishOutput`).
+    public init(options: PublishOptions, logger: Logger, output: PublishOutput) throws {
         self.options = options
         self.logger = logger
-        self.print = print
+        self.output = output
         do {
             room = try RoomID(validating: options.room)
             uid = try MemberID(validating: options.uid)
@@ -191,7 +192,10 @@ public final class PublishSession: @unchecked Sendable {
                 connectTimeout: webRTCOptions.connectTimeout,
                 log: { log.info("\($0)") }
             )
-            webRTC = WebRTCSubscribers(configuration: transportConfiguration, control: control, options: options)
+            // Viewers run full ICE and check at once; a WHIP endpoint may be ICE-lite and never check.
+            var viewerConfiguration = transportConfiguration
+            viewerConfiguration.firstCheckTimeout = webRTCOptions.firstCheckTimeout
+            webRTC = WebRTCSubscribers(configuration: viewerConfiguration, control: control, options: options)
         } catch {
             throw UsageError("WebRTC: \(error)")
         }
@@ -205,7 +209,7 @@ public final class PublishSession: @unchecked Sendable {
                 publish: options,
                 transportConfiguration: transportConfiguration,
                 logger: logger,
-                status: print,
+                output: output,
                 described: { parameterSets.withLock { $0 } }
             )
         }
@@ -244,7 +248,9 @@ public final class PublishSession: @unchecked Sendable {
                     throw UsageError("cannot write \(target.path)")
                 }
                 written.withLock { $0.append(target.path) }
-                print("SDP written: \(target.path)   play: ffplay -protocol_whitelist file,udp,rtp -i \(target.path)")
+                output.progress(
+                    "SDP written: \(target.path)   play: ffplay -protocol_whitelist file,udp,rtp -i \(target.path)"
+                )
             }
             return try StreamSDP.offer(
                 sender: sender,
@@ -289,7 +295,7 @@ public final class PublishSession: @unchecked Sendable {
                 options: options,
                 start: start,
                 logger: logger,
-                status: print,
+                output: output,
                 announce: { [self] path in try announce(parameterSets: path.parameterSets()) }
             )
             let serving = Task { await server.run() }
@@ -298,7 +304,9 @@ public final class PublishSession: @unchecked Sendable {
                 mailbox.close()
             }
             ingest = (server, [serving, pumping])
-            print("waiting for a capture process on \(server.address) (rtc-capture-sim --ingest \(server.address))")
+            output.progress(
+                "waiting for a capture process on \(server.address) (rtc-capture-sim --ingest \(server.address))"
+            )
         } else {
             throw UsageError("no video input")
         }
@@ -337,7 +345,7 @@ public final class PublishSession: @unchecked Sendable {
             return SignalingClient(configuration: configuration, logger: logger)
         }
         let presence = client.map { client in
-            Task { [room, uid, options, offers, logger, print, webRTC] in
+            Task { [room, uid, options, offers, logger, output, webRTC] in
                 // The room hears of the stream once it can be described.
                 var offerIterator = offers.makeAsyncIterator()
                 guard let offer = await offerIterator.next() else { return }
@@ -347,7 +355,7 @@ public final class PublishSession: @unchecked Sendable {
                     offer: offer,
                     audio: options.hasAudio,
                     logger: logger,
-                    status: print,
+                    output: output,
                     webRTC: webRTC
                 )
                 await presence.run(client: client, room: room, uid: uid)
@@ -471,7 +479,7 @@ public final class PublishSession: @unchecked Sendable {
             let current = control.snapshot()
             let seconds = Double(now - lastTime) / 1e9
             let line = PublishStatistics.line(from: last, to: current, seconds: seconds)
-            print(line)
+            output.progress(line)
             if let statsFile {
                 let record = current.jsonLine(since: last, seconds: seconds, time: Double(now - started) / 1e9) + "\n"
                 statsFile.write(record)

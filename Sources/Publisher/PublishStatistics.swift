@@ -1,3 +1,5 @@
+import RTP
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -22,6 +24,9 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var appAudioFramesDropped = 0
     public var micAudioFramesDropped = 0
     public var keyFrames = 0
+    /// Key-frame requests (PLI, FIR, signaled) and what the limiter made of them: `coalesced`
+    /// are those beyond one key frame per interval.
+    public var keyFrameRequests = KeyFrameRequestLimiter.Statistics()
     public var videoBytes = 0
     public var audioBytes = 0
     public var audioPackets = 0

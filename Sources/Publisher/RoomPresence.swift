@@ -1,4 +1,5 @@
 import Logging
+import Media
 import SRTP
 import SignalingClient
 import SignalingProtocol
@@ -16,7 +17,8 @@ struct RoomPresence {
     let offer: String
     let audio: Bool
     let logger: Logger
-    let status: @Sendable (String) -> Void
+    /// Progress to stdout, refusals and errors to stderr (`PublishOutput`).
+    let output: PublishOutput
     /// Subscribers that come with a WebRTC offer.
     let webRTC: WebRTCSubscribers
 
@@ -37,11 +39,15 @@ struct RoomPresence {
             } catch {
                 let where_ = options.signal.map { "\($0.host):\($0.port)" } ?? "?"
                 setSignaling("retrying")
-                status("signaling server \(where_) unreachable (\(error)); media continues, retrying in \(delay)")
+                output.problem(
+                    "signaling server \(where_) unreachable (\(error)); media continues, retrying in \(delay)"
+                )
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(10))
             }
         }
+        // When a held-back key-frame request was last logged: at most one line a second.
+        var lastHeldBackLog: UInt64?
         for await event in client.events {
             switch event {
             case .subscribeRequest(let request):
@@ -50,17 +56,14 @@ struct RoomPresence {
                 removeSubscriber("\(left.subscriber)", reason: "\(left.reason)")
                 if webRTC.remove("\(left.subscriber)") { setViewerState("\(left.subscriber)", nil) }
             case .signal(let signal):
-                // A viewer whose player has just bound its ports asks for a key frame this way
-                // (RTCP PLI does the same for receivers that send RTCP).
-                if case .object(let fields) = signal.payload, fields["request"] == .string("keyframe") {
-                    control.requestKeyFrame()
-                }
+                handle(signal, lastHeldBackLog: &lastHeldBackLog)
             case .disconnected(let error):
                 setSignaling("reconnecting")
-                status("signaling connection lost (\(error.message)); media continues, reconnecting")
-            case .rejoined:
+                output.problem("signaling connection lost (\(error.message)); media continues, reconnecting")
+            case .rejoined(let joined):
                 setSignaling("in room \(room)")
-                status("signaling: back in room \(room), stream re-published")
+                output.progress("signaling: back in room \(room), stream re-published")
+                await endViewersNoLongerInTheRoom(joined, client: client)
             case .closed:
                 return
             default:
@@ -69,22 +72,48 @@ struct RoomPresence {
         }
     }
 
+    /// A member's `signal`. A viewer whose player has just bound its ports asks for a key frame
+    /// with `{"request": "keyframe"}` (RTCP PLI does the same for receivers that send RTCP). It
+    /// goes through the PLI/FIR limiter: a member asking in a loop gets one IDR per interval,
+    /// not one per signal. A request merged into a later key frame is counted (`coalesced`) and
+    /// said on stderr at most once a second (`lastHeldBackLog`), so a flood cannot flood the log.
+    func handle(_ signal: ServerMessage.Signal, lastHeldBackLog: inout UInt64?) {
+        guard case .object(let fields) = signal.payload, fields["request"] == .string("keyframe"),
+            !control.requestKeyFrameThroughLimiter()
+        else { return }
+        let now = MonotonicClock.now()
+        guard lastHeldBackLog.map({ now &- $0 >= 1_000_000_000 }) ?? true else { return }
+        lastHeldBackLog = now
+        let (coalesced, interval) = control.sender.withLock {
+            ($0.keyFrameRequestStatistics.coalesced, $0.configuration.feedback.keyFrameInterval)
+        }
+        output.problem(
+            "key-frame request from \(signal.from) merged into the next key frame (at most one per "
+                + "\(interval / 1_000_000) ms); \(coalesced) coalesced so far"
+        )
+    }
+
     private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
         let receive = request.receive
+        if let full = refusalAtCapacity(for: "\(request.subscriber)") {
+            await refuse(request, reason: full, client: client)
+            return
+        }
         if let offer = receive.offer {
             await answer(request, offer: offer, client: client)
             return
         }
         guard let suite = receive.cryptoSuites.lazy.compactMap({ SRTPSuite(sdpName: $0) }).first
         else {
-            try? await client.reject(
+            await refuse(
                 request,
-                reason: "no common SRTP suite (we offer \(SRTPSuite.allCases.map(\.sdpName)))"
+                reason: "no common SRTP suite (we offer \(SRTPSuite.allCases.map(\.sdpName)))",
+                client: client
             )
             return
         }
         guard let videoPort = receive.videoPort else {
-            try? await client.reject(request, reason: "no video port in the receive description")
+            await refuse(request, reason: "no video port in the receive description", client: client)
             return
         }
         do {
@@ -108,21 +137,63 @@ struct RoomPresence {
                 }
                 return try StreamSDP.playerFile(for: destination, sender: sender, sps: sets.sps, pps: sets.pps)
             }
-            control.requestKeyFrame()  // The new viewer decodes from the next frame, not in 2 s.
+            // The new viewer decodes from the next key frame, not in 2 s; through the limiter, so
+            // re-subscribing in a loop cannot force IDRs any faster than PLIs can.
+            control.requestKeyFrameThroughLimiter()
             control.statistics.withLock { $0.subscribers += 1 }
             try await client.answer(request, sdp: sdp)
-            status("subscriber \(request.subscriber) added: \(address) (\(suite.sdpName))")
+            output.progress("subscriber \(request.subscriber) added: \(address) (\(suite.sdpName))")
         } catch {
             removeSubscriber("\(request.subscriber)", reason: "answer failed")
-            try? await client.reject(request, reason: "\(error)")
+            await refuse(request, reason: "\(error)", client: client)
         }
+    }
+
+    /// The reason `subscriber` is refused when `--max-viewers` are served already, else nil.
+    /// Viewers are the subscribers with a WebRTC transport (connecting or connected) or an SDES
+    /// destination; a re-subscribe replaces its own viewer and is never refused for capacity.
+    private func refusalAtCapacity(for subscriber: String) -> String? {
+        let connecting = webRTC.subscribers
+        let sending = control.sender.withLock { sender in
+            sender.destinations.compactMap { $0.id.hasPrefix("sub:") ? String($0.id.dropFirst(4)) : nil }
+        }
+        var served = Set(connecting).union(sending)
+        served.remove(subscriber)
+        guard served.count >= options.maxViewers else { return nil }
+        return "the publisher serves its most viewers (\(options.maxViewers))"
+    }
+
+    /// While our connection was down the server ended every subscription to us. A viewer still
+    /// in the room subscribes again and replaces its viewer; one that is gone (a WHEP session
+    /// ends when its subscription does, a page may have closed) never will, and nobody could end
+    /// it any more: its media would go on as an orphan. Those are ended here.
+    private func endViewersNoLongerInTheRoom(_ joined: ServerMessage.Joined, client: SignalingClient) async {
+        let members = Set(joined.members.map(\.uid.rawValue))
+        let webRTCViewers = Set(webRTC.subscribers)
+        let sdesViewers = control.sender.withLock { sender in
+            sender.destinations.compactMap { $0.id.hasPrefix("sub:") ? String($0.id.dropFirst(4)) : nil }
+        }
+        let reason = "no longer in the room when signaling came back"
+        for subscriber in webRTCViewers.union(sdesViewers).subtracting(members).sorted() {
+            if webRTCViewers.contains(subscriber) {
+                await end(subscriber, reason: reason, client: client, isProblem: false)
+            } else {
+                removeSubscriber(subscriber, reason: reason)
+            }
+        }
+    }
+
+    /// Tells the subscriber why (`subscribe-reject`) and says so on stderr.
+    private func refuse(_ request: ServerMessage.SubscribeRequest, reason: String, client: SignalingClient) async {
+        output.problem("subscriber \(request.subscriber) refused: \(reason)")
+        try? await client.reject(request, reason: reason)
     }
 
     private func removeSubscriber(_ uid: String, reason: String) {
         let removed = control.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
         if removed {
             control.statistics.withLock { $0.subscribers -= 1 }
-            status("subscriber \(uid) left (\(reason)); no longer sent to")
+            output.progress("subscriber \(uid) left (\(reason)); no longer sent to")
         }
     }
 
@@ -140,11 +211,11 @@ struct RoomPresence {
             let sdp = try await webRTC.answer(offer: offer, subscriber: subscriber)
             setViewerState(subscriber, "ice checking")
             try await client.answer(request, sdp: sdp)
-            status("WebRTC subscriber \(subscriber): answer sent, ICE checking")
+            output.progress("WebRTC subscriber \(subscriber): answer sent, ICE checking")
         } catch {
             _ = webRTC.remove(subscriber)
             setViewerState(subscriber, nil)
-            status("WebRTC subscriber \(subscriber) refused: \(error)")
+            output.problem("WebRTC subscriber \(subscriber) refused: \(error)")
             try? await client.reject(request, reason: "\(error)")
         }
     }
@@ -160,7 +231,7 @@ struct RoomPresence {
         case .connected(let link):
             do {
                 guard try webRTC.connect(subscriber, link: link, transport: notice.transport) else { return }
-                control.requestKeyFrame()  // The new viewer decodes from the next frame.
+                control.requestKeyFrameThroughLimiter()  // The new viewer decodes from the next key frame.
                 control.statistics.withLock { $0.subscribers += 1 }
                 setViewerState(subscriber, "connected")
                 let pair = link.pair.map { "\($0)" } ?? "?"
@@ -168,7 +239,7 @@ struct RoomPresence {
                     $0.webRTCViewers[subscriber]?.path = pair
                     $0.webRTCViewers[subscriber]?.srtpProfile = "\(link.keys.profile)"
                 }
-                status("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
+                output.progress("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
             } catch {
                 await end(subscriber, reason: "cannot send to it: \(error)", client: client)
             }
@@ -176,27 +247,37 @@ struct RoomPresence {
             do {
                 try webRTC.changePath(subscriber, link: link, transport: notice.transport)
                 control.statistics.withLock { $0.webRTCViewers[subscriber]?.path = link.pair.map { "\($0)" } }
-                status("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
+                output.progress("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
             } catch {
                 await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
             }
         case .phase(.failed(let reason)), .iceLost(let reason):
             await end(subscriber, reason: reason, client: client)
         case .phase(.closed):
-            await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client)
+            await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client, isProblem: false)
         case .phase:
             break
         }
     }
 
     /// Removes a WebRTC viewer (its destination, after a BYE, then its transport), logs why and
-    /// tells the subscriber in a `signal` (`{"event": "webrtc-ended", "reason": …}`).
-    private func end(_ subscriber: String, reason: String, client: SignalingClient) async {
+    /// tells the subscriber in a `signal` (`{"event": "webrtc-ended", "reason": …}`). A failure
+    /// (ICE, DTLS, consent, a time limit) is a problem and goes to stderr; a viewer that closed
+    /// DTLS itself left normally.
+    private func end(_ subscriber: String, reason: String, client: SignalingClient, isProblem: Bool = true) async {
         removeSubscriber(subscriber, reason: reason)
         _ = webRTC.remove(subscriber)
         setViewerState(subscriber, nil)
-        logger.warning("WebRTC subscriber removed", metadata: ["subscriber": "\(subscriber)", "reason": "\(reason)"])
-        status("WebRTC subscriber \(subscriber) removed: \(reason)")
+        let line = "WebRTC subscriber \(subscriber) removed: \(reason)"
+        if isProblem {
+            logger.warning(
+                "WebRTC subscriber removed",
+                metadata: ["subscriber": "\(subscriber)", "reason": "\(reason)"]
+            )
+            output.problem(line)
+        } else {
+            output.progress(line)
+        }
         guard let member = try? MemberID(validating: subscriber) else { return }
         try? await client.signal(
             to: member,

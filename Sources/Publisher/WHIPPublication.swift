@@ -28,7 +28,8 @@ final class WHIPPublication: Sendable {
     private let publish: PublishOptions
     private let transportConfiguration: WebRTCTransport.Configuration
     private let logger: Logger
-    private let status: @Sendable (String) -> Void
+    /// Progress to stdout, refusals and errors to stderr (`PublishOutput`).
+    private let output: PublishOutput
     /// The stream's SPS and PPS once it is described (the offer's profile-level-id).
     private let described: @Sendable () -> (sps: [UInt8], pps: [UInt8])?
 
@@ -52,7 +53,7 @@ final class WHIPPublication: Sendable {
         publish: PublishOptions,
         transportConfiguration: WebRTCTransport.Configuration,
         logger: Logger,
-        status: @escaping @Sendable (String) -> Void,
+        output: PublishOutput,
         described: @escaping @Sendable () -> (sps: [UInt8], pps: [UInt8])?
     ) {
         self.options = options
@@ -60,7 +61,7 @@ final class WHIPPublication: Sendable {
         self.publish = publish
         self.transportConfiguration = transportConfiguration
         self.logger = logger
-        self.status = status
+        self.output = output
         self.described = described
         var configuration = WHIPClient.Configuration()
         configuration.token = options.token
@@ -110,7 +111,7 @@ final class WHIPPublication: Sendable {
             $0.srtpProfile = nil
         }
         logger.warning("WHIP session failed", metadata: ["reason": "\(reason)", "retry": "\(delay)"])
-        status("WHIP: \(reason); publishing again in \(delay)")
+        output.problem("WHIP: \(reason); publishing again in \(delay)")
     }
 
     private func finish() {
@@ -192,7 +193,7 @@ final class WHIPPublication: Sendable {
         } catch {
             return .failed("cannot start ICE and DTLS: \(error)", wasLive: false)
         }
-        for rejected in answer.rejected { status("WHIP: the endpoint rejected our section \(rejected)") }
+        for rejected in answer.rejected { output.problem("WHIP: the endpoint rejected our section \(rejected)") }
         if let theirs = answer.video?.profileLevelID, let ours = offer.configuration.video?.profileLevelID,
             theirs.profile != ours.profile
         {
@@ -202,7 +203,9 @@ final class WHIPPublication: Sendable {
             )
         }
         update { $0.state = "connecting" }
-        status("WHIP: \(session.resource) created; ICE checking (\(answer.remote.candidates.count) candidates)")
+        output.progress(
+            "WHIP: \(session.resource) created; ICE checking (\(answer.remote.candidates.count) candidates)"
+        )
         var watchdog: Task<Void, Never>?
         defer { watchdog?.cancel() }
         var live = false
@@ -218,7 +221,7 @@ final class WHIPPublication: Sendable {
                 if restartsWithoutRecovery > 0, state == .connected || state == .ready {
                     restartsWithoutRecovery = 0
                     update { $0.state = "live" }
-                    status("WHIP: ICE restarted, live again")
+                    output.progress("WHIP: ICE restarted, live again")
                 }
             case .transport(.phase(.handshaking)):
                 update { $0.state = "dtls-handshake" }
@@ -232,7 +235,7 @@ final class WHIPPublication: Sendable {
                 let setup = Self.milliseconds(ContinuousClock.now - posted)
                 update { $0.setupMs = setup }
                 watchdog = startWatchdog(continuation)
-                status("WHIP: live on \(link.pair.map { "\($0)" } ?? "?") (\(link.keys.profile))")
+                output.progress("WHIP: live on \(link.pair.map { "\($0)" } ?? "?") (\(link.keys.profile))")
             case .transport(.pathChanged(let link)):
                 do {
                     _ = try control.sender.withLock {
@@ -254,7 +257,7 @@ final class WHIPPublication: Sendable {
                 guard live, session.acceptsTrickle, restartsWithoutRecovery < Self.maximumRestartsWithoutRecovery else {
                     return .failed(reason, wasLive: live)
                 }
-                status("WHIP: \(reason); restarting ICE over PATCH")
+                output.problem("WHIP: \(reason); restarting ICE over PATCH")
                 do {
                     session.etag = try await restartICE(session, transport: transport, answer: answer)
                 } catch {

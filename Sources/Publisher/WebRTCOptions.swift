@@ -16,6 +16,11 @@ public struct WebRTCOptions: Sendable {
     /// From ICE connecting to DTLS done, and from the answer to ICE connecting.
     public var handshakeTimeout: Duration = .seconds(10)
     public var connectTimeout: Duration = .seconds(30)
+    /// From the answer to the viewer's first ICE connectivity check: a browser starts checking
+    /// within about a second of the answer, so a viewer with none after 10 s lost the answer or
+    /// never started; it ends (`webrtc-ended`) instead of holding an ICE agent for 30 s. One
+    /// whose checks began keeps `connectTimeout` (`WebRTCTransport.Configuration.firstCheckTimeout`).
+    public var firstCheckTimeout: Duration = .seconds(10)
 
     public init() {}
 }

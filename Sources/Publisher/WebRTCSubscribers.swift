@@ -135,20 +135,30 @@ final class WebRTCSubscribers: @unchecked Sendable {
     /// ICE moved to another pair after connecting.
     func changePath(_ subscriber: String, link: WebRTCLink, transport: WebRTCTransport) throws {
         guard viewers.withLock({ $0[subscriber]?.transport === transport }) else { return }
-        try control.sender.withLock {
+        // False only when the destination is already gone (a removal raced the switch): nothing to move.
+        _ = try control.sender.withLock {
             try $0.replaceWebRTCPath(id: "sub:\(subscriber)", link: link, transport: transport)
         }
     }
+
+    /// The subscribers that hold a transport (connecting or connected).
+    var subscribers: [String] { viewers.withLock { Array($0.keys) } }
 
     /// Whether `transport` is still `subscriber`'s current one (a re-subscribe replaces it).
     func isCurrent(_ subscriber: String, _ transport: WebRTCTransport) -> Bool {
         viewers.withLock { $0[subscriber]?.transport === transport }
     }
 
-    /// Stops and forgets `subscriber`'s transport; false if it had none.
+    /// Stops and forgets `subscriber`'s transport; false if it had none. When it was the last,
+    /// the memory the viewers' threads freed goes back to the system (`FrameMemory.returnFreeMemory`).
     func remove(_ subscriber: String) -> Bool {
-        guard let viewer = viewers.withLock({ $0.removeValue(forKey: subscriber) }) else { return false }
+        guard
+            let (viewer, last) = viewers.withLock({ viewers in
+                viewers.removeValue(forKey: subscriber).map { ($0, viewers.isEmpty) }
+            })
+        else { return false }
         viewer.transport.stop()
+        if last { FrameMemory.returnFreeMemory() }
         return true
     }
 

@@ -16,6 +16,8 @@ public struct WebRTCViewerStatistics: Sendable, Codable, Equatable {
     public var datagramsTooLarge = 0
     public var peerReflexiveCandidates = 0
     public var mdnsCandidatesIgnored = 0
+    /// The viewer's first ICE connectivity check arrived (its side of ICE started).
+    public var peerChecksReceived = false
     /// DTLS before ICE passed (dropped), refused by the session, and our flights resent.
     public var dtlsBeforeICE = 0
     public var dtlsRefused = 0
@@ -32,6 +34,7 @@ public struct WebRTCViewerStatistics: Sendable, Codable, Equatable {
         datagramsTooLarge = ice.droppedTooLarge
         peerReflexiveCandidates = ice.peerReflexiveCandidates
         mdnsCandidatesIgnored = ice.ignoredMDNSCandidates
+        peerChecksReceived = ice.peerChecksReceived
         dtlsBeforeICE = transport.dtlsBeforeICE
         dtlsRefused = transport.dtlsRefused
         dtlsRetransmissions = transport.dtlsRetransmissions

@@ -1,5 +1,8 @@
-/// Turns picture loss indications (RFC 4585 §6.3.1) and full intra requests (RFC 5104 §4.3.1)
-/// from any number of receivers into at most one key frame per `minimumInterval`.
+/// Turns picture loss indications (RFC 4585 §6.3.1), full intra requests (RFC 5104 §4.3.1) and
+/// key-frame requests that came through signaling (a room member's `{"request": "keyframe"}`, a
+/// new viewer) from any number of receivers into at most one key frame per `minimumInterval`.
+/// Signaling is one more way for anyone in the room to ask, and was once the way around the
+/// limit: 198 signals made 198 key frames in 10 s.
 ///
 /// An IDR costs several times a normal frame; a receiver that lost one sends PLI every few
 /// hundred milliseconds until it sees the next, and a room of receivers multiplies that. So:
@@ -20,8 +23,10 @@ public struct KeyFrameRequestLimiter: Sendable {
     public static let maximumRequesters = 64
 
     public struct Statistics: Sendable, Hashable, Codable {
-        /// PLIs and FIRs received (FIR counted once per entry addressed to us).
+        /// PLIs, FIRs (counted once per entry addressed to us) and signaled requests received.
         public var requests = 0
+        /// Of `requests`, those that came through signaling rather than RTCP.
+        public var signaled = 0
         /// FIRs that repeated the requester's previous sequence number.
         public var duplicateFIRs = 0
         /// Requests that arrived inside the interval and were merged into a later key frame.
@@ -29,8 +34,10 @@ public struct KeyFrameRequestLimiter: Sendable {
         /// Key frames asked of the encoder.
         public var granted = 0
 
-        public init(requests: Int = 0, duplicateFIRs: Int = 0, coalesced: Int = 0, granted: Int = 0) {
+        public init(requests: Int = 0, signaled: Int = 0, duplicateFIRs: Int = 0, coalesced: Int = 0, granted: Int = 0)
+        {
             self.requests = requests
+            self.signaled = signaled
             self.duplicateFIRs = duplicateFIRs
             self.coalesced = coalesced
             self.granted = granted
@@ -55,6 +62,15 @@ public struct KeyFrameRequestLimiter: Sendable {
     /// A PLI arrived at `now`; true when a key frame should be produced now.
     public mutating func pictureLoss(at now: UInt64) -> Bool {
         statistics.requests += 1
+        return request(at: now)
+    }
+
+    /// A key-frame request that came through signaling arrived at `now`: handled as a PLI (a
+    /// signal carries no sequence number to tell a repeat from a new request). True when a key
+    /// frame should be produced now; false when it was coalesced (counted) into a later one.
+    public mutating func signaledRequest(at now: UInt64) -> Bool {
+        statistics.requests += 1
+        statistics.signaled += 1
         return request(at: now)
     }
 

@@ -7,7 +7,9 @@
 /// And, given the receiver's allowed rate, the bytes resent in any half second stay under it
 /// (libwebrtc's retransmission `RateLimiter`: window kRetransmitWindowSizeMs = 500 ms, rate the
 /// target rate): after a queue overflowed, the receiver NACKs every packet it lost, and
-/// resending all of them into the same full queue would double the overload.
+/// resending all of them into the same full queue would double the overload. A receiver that
+/// has not reported yet has no allowed rate; the publisher then passes a share of the media it
+/// sends that receiver (`SentBytesWindow`), never nil, so a NACK storm cannot multiply it.
 ///
 /// One slot per sequence number modulo `capacity` (a power of two, like the packet history it
 /// sits beside) holds when that number was last resent. Counts what was asked, sent, not found

@@ -20,6 +20,13 @@ extension WebRTCTransport {
         public var handshakeTimeout: Duration
         /// From the answer to ICE connecting: a viewer that never checks is dropped after this.
         public var connectTimeout: Duration
+        /// From the answer to the peer's first connectivity check; nil: only `connectTimeout`.
+        /// A browser starts checking within about a second of applying our answer, so a viewer
+        /// with no check at all after this never got the answer or never started ICE, and holds
+        /// an ICE agent (a thread, its sockets) for nothing. One whose checks began keeps the
+        /// whole `connectTimeout`. Only for peers known to run full ICE (viewers: browsers,
+        /// aiortc, webrtcbin); an ICE-lite endpoint (many WHIP servers) never sends a check.
+        public var firstCheckTimeout: Duration?
         /// The owner restarts ICE when a connected path is lost (`.iceLost`) instead of the
         /// transport failing: a WHIP session whose endpoint accepts PATCH (RFC 9725 §4.3.2).
         public var restartsICE = false
@@ -34,6 +41,7 @@ extension WebRTCTransport {
             portRange: ClosedRange<UInt16>? = nil,
             handshakeTimeout: Duration = .seconds(10),
             connectTimeout: Duration = .seconds(30),
+            firstCheckTimeout: Duration? = nil,
             log: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.certificate = certificate
@@ -44,11 +52,12 @@ extension WebRTCTransport {
             self.portRange = portRange
             self.handshakeTimeout = handshakeTimeout
             self.connectTimeout = connectTimeout
+            self.firstCheckTimeout = firstCheckTimeout
             self.log = log
         }
 
         func validate() throws {
-            guard handshakeTimeout > .zero, connectTimeout > .zero else {
+            guard handshakeTimeout > .zero, connectTimeout > .zero, (firstCheckTimeout ?? .seconds(1)) > .zero else {
                 throw ICEError(.invalidConfiguration, "WebRTC time limits must be positive")
             }
         }

@@ -70,6 +70,8 @@ public final class WebRTCTransport: @unchecked Sendable {
         var gathered: [ICECandidate]?
         /// When the handshake must be done, from the moment ICE passed.
         var handshakeDeadline: ContinuousClock.Instant?
+        /// When `start` gave ICE the peer's description: the connect deadlines count from here.
+        var checksStarted: ContinuousClock.Instant?
         var lastRefusalLog: ContinuousClock.Instant?
         var onEvent: (@Sendable (Event) -> Void)?
     }
@@ -168,6 +170,7 @@ public final class WebRTCTransport: @unchecked Sendable {
         let started = core.withLock { core in
             guard core.machine.descriptionsExchanged() else { return false }
             core.dtls = session
+            core.checksStarted = .now
             return true
         }
         guard started else { throw ICEError(.stopped, "the transport already ended (\(phase))") }
@@ -177,8 +180,10 @@ public final class WebRTCTransport: @unchecked Sendable {
         // The offer was complete (JSEP without trickle): no more candidates will come.
         try agent.remoteCandidatesComplete()
         // ICE may take long to find nothing (a viewer that never checks): the whole connection,
-        // not only the handshake, has a deadline.
-        schedule(after: configuration.connectTimeout)
+        // not only the handshake, has a deadline, and a peer that never checks a shorter one.
+        schedule(
+            after: min(configuration.firstCheckTimeout ?? configuration.connectTimeout, configuration.connectTimeout)
+        )
     }
 
     /// Sends one protected datagram through libnice (a TURN-relayed pair: libnice wraps it).
@@ -412,7 +417,19 @@ public final class WebRTCTransport: @unchecked Sendable {
         let (phase, deadline) = core.withLock { ($0.machine.phase, $0.handshakeDeadline) }
         switch phase {
         case .gathering, .checking:
-            fail("ICE did not connect within \(configuration.connectTimeout)")
+            let elapsed =
+                core.withLock { $0.checksStarted }.map { $0.duration(to: now) } ?? configuration.connectTimeout
+            if elapsed >= configuration.connectTimeout {
+                fail("ICE did not connect within \(configuration.connectTimeout)")
+            } else if let firstCheck = configuration.firstCheckTimeout, !agent.statistics.peerChecksReceived {
+                fail(
+                    "no ICE connectivity check from the peer within \(firstCheck) of the answer "
+                        + "(the answer never reached it, or it never started ICE)"
+                )
+            } else {
+                // Its checks began: it keeps the whole connect timeout.
+                schedule(after: configuration.connectTimeout - elapsed)
+            }
         case .handshaking:
             if let deadline, now >= deadline {
                 fail("no DTLS handshake within \(configuration.handshakeTimeout) of ICE connecting")

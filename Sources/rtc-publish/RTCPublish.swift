@@ -121,6 +121,13 @@ struct RTCPublish: ParsableCommand {
     @Option(help: "WebRTC: TURN server turn:USER:PASS@HOST:PORT (UDP relay candidates).") var turn: String?
     @Option(help: "WebRTC: 'relay' sends media only through --turn (no local address is offered); default 'all'.")
     var iceTransportPolicy = "all"
+    @Option(
+        help: ArgumentHelp(
+            "Subscribers served at once (WebRTC and SDES); one more is refused with subscribe-reject.",
+            discussion: "Each WebRTC viewer costs a thread, about five descriptors and about 1 MB (Docs/webrtc.md)."
+        )
+    )
+    var maxViewers = PublishOptions.defaultMaxViewers
     @Option(help: "WebRTC: DTLS certificate (PEM), with --dtls-key; default a fresh ECDSA P-256 one.")
     var dtlsCert: String?
     @Option(help: "WebRTC: the DTLS certificate's private key (PEM).") var dtlsKey: String?
@@ -151,7 +158,11 @@ struct RTCPublish: ParsableCommand {
         logger.logLevel = verbose ? .info : .warning
         let session: PublishSession
         do {
-            session = try PublishSession(options: options, logger: logger) { line in emit(line) }
+            session = try PublishSession(
+                options: options,
+                logger: logger,
+                output: PublishOutput(progress: { emit($0) }, problem: { writeLine($0, to: STDERR_FILENO) })
+            )
         } catch {
             fail("\(error)")
         }
@@ -281,6 +292,10 @@ struct RTCPublish: ParsableCommand {
             privateKey: dtlsKey
         )
         o.icePortRange = try icePorts.map(WebRTCArguments.portRange)
+        guard (0...Self.maximumViewers).contains(maxViewers) else {
+            throw PublishSession.UsageError("--max-viewers must be 0-\(Self.maximumViewers); got \(maxViewers)")
+        }
+        o.maxViewers = maxViewers
         o.congestion.transportWide = !noTransportCc
         guard (0...100).contains(pacingBurstMs) else {
             throw PublishSession.UsageError("--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
@@ -291,6 +306,10 @@ struct RTCPublish: ParsableCommand {
         o.whip = try WebRTCArguments.whip(url: whip, token: whipToken, certificateAuthority: whipCa)
         return o
     }
+
+    /// The highest `--max-viewers`: each WebRTC viewer holds a thread and about five
+    /// descriptors, so beyond this the process meets the usual thread and file limits first.
+    static let maximumViewers = 1000
 
     /// Static destinations a file may list: each costs two sockets and one SRTP protect and send
     /// per packet (the benchmarks hold 100 at 720p30 on two cores).

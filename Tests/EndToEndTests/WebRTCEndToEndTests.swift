@@ -8,12 +8,14 @@ import Testing
 /// end-to-end suite: each test streams in real time.
 extension PublishEndToEndTests {
     /// rtc-signal and an rtc-publish that gathers ICE on loopback only, streaming for `seconds`;
-    /// `arguments` go to rtc-publish too, both start through `launcher` (a namespace's).
+    /// `arguments` go to rtc-publish too, both start through `launcher` (a namespace's);
+    /// `separateErrors`: rtc-publish's stderr apart from its stdout (`BackgroundProcess.errors`).
     static func webRTCRoom(
         _ directory: TemporaryDirectory,
         seconds: Int,
         arguments: [String] = [],
-        launcher: [String] = []
+        launcher: [String] = [],
+        separateErrors: Bool = false
     ) throws -> (signal: BackgroundProcess, publish: BackgroundProcess, port: Int) {
         let (signal, port) = try startRoomServer(in: directory, launcher: launcher)
         let publish = try BackgroundProcess(
@@ -24,7 +26,8 @@ extension PublishEndToEndTests {
                 "--stats-json", "stats.jsonl",
             ] + arguments,
             directory: directory,
-            launcher: launcher
+            launcher: launcher,
+            separateErrors: separateErrors
         )
         try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
         return (signal, publish, port)
@@ -156,9 +159,10 @@ extension PublishEndToEndTests {
 
     /// Offers the publisher cannot serve are refused, each with the reason named, and the
     /// viewer that came with a wrong fingerprint never gets a DTLS session: refused and logged.
+    /// Refusals and removals are problems: rtc-publish writes them to stderr, not stdout.
     @Test func offersThePublisherCannotServeAreRefusedByName() throws {
         let directory = try TemporaryDirectory()
-        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 25)
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 25, separateErrors: true)
         let forger = try Self.viewerOfAlice(
             port: port,
             uid: "mallory_sub",
@@ -170,27 +174,84 @@ extension PublishEndToEndTests {
         // Our DTLS client refuses the certificate with an alert: the forger's DTLS fails at once.
         #expect(forger.output.contains("DTLS failed"), "\(forger.output)")
         #expect(
-            publish.output.contains("WebRTC subscriber mallory_sub removed: DTLS: the peer's certificate"),
-            "\(publish.output)"
+            publish.errors.contains("WebRTC subscriber mallory_sub removed: DTLS: the peer's certificate"),
+            "\(publish.everything)"
         )
-        // Malformed and unservable offers, straight from a signaling client.
+        // Malformed and unservable offers, straight from a signaling client: what is not shaped
+        // as SDP lines rtc-signal refuses itself; an SDP that is no WebRTC offer, and one
+        // without H.264, the publisher refuses, each naming why.
         let refusals = try Self.subscribeWithOffers(
             port: port,
             [
                 "v=0\r\nthis is not SDP\r\n",
+                "v=0\r\nx=this is not a WebRTC offer\r\n",
                 Self.offerWithoutH264,
             ]
         )
-        #expect(refusals.count == 2, "\(refusals)")
+        #expect(refusals.count == 3, "\(refusals)")
         #expect(
-            refusals.allSatisfy { $0.hasPrefix("subscribe-rejected: ") && $0.contains("offer refused: ") },
+            refusals.first
+                == #"invalid-field: subscribe: field "receive.offer" is not an SDP: line 2 has no "=" after its type"#,
             "\(refusals)"
         )
-        #expect(refusals.first?.contains("line 2") ?? false, "\(refusals)")
+        #expect(
+            refusals.dropFirst().allSatisfy { $0.hasPrefix("subscribe-rejected: ") && $0.contains("offer refused: ") },
+            "\(refusals)"
+        )
+        #expect(refusals.dropFirst().first?.contains("line 2") ?? false, "\(refusals)")
         #expect(refusals.last?.contains("H.264") ?? false, "\(refusals)")
-        #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.everything)")
+        // Every refusal the publisher made (rtc-signal may refuse what is not SDP itself).
+        let refusedLines = publish.errors.split(separator: "\n").filter {
+            $0.hasPrefix("WebRTC subscriber probe_sub refused: offer refused: ")
+        }
+        let byPublisher = refusals.filter { $0.hasPrefix("subscribe-rejected: ") }.count
+        #expect(byPublisher >= 1 && refusedLines.count == byPublisher, "\(refusals)\n\(publish.everything)")
+        #expect(!publish.output.contains("refused"), "a refusal on stdout:\n\(publish.everything)")
+        #expect(!publish.output.contains("removed: DTLS"), "a removal on stdout:\n\(publish.everything)")
         signal.interrupt()
         print("refusals: \(refusals)")
+    }
+
+    /// While rtc-publish's signaling was down the server ended every subscription to it; a
+    /// viewer that is not in the room when it is back would stream on as an orphan nobody can
+    /// end. Here a WHEP player (aiortc; its session lives in the room server, its media does
+    /// not need it) watches while the room server restarts: the session is gone with the old
+    /// server. rtc-publish ends the viewer as soon as it is back in the room, well before
+    /// consent would (the player goes on answering checks).
+    @Test func aViewerGoneFromTheRoomIsEndedWhenSignalingIsBack() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 30)
+        let viewer = try Self.viewerOfAlice(
+            port: port,
+            options: .init(seconds: 20, deadline: 60, whep: "http://127.0.0.1:\(port)/rooms/123456/whep/alice_sub"),
+            directory: directory
+        )
+        try publish.waitUntil(deadlineSeconds: 30, "the viewer connected") {
+            publish.output.contains("WebRTC subscriber whep_") && publish.output.contains(" connected: ")
+        }
+        signal.kill()
+        #expect(signal.waitForExit(deadlineSeconds: 10))
+        let restarted = try BackgroundProcess(
+            try builtProgram("rtc-signal"),
+            ["--port", "\(port)"],
+            directory: directory,
+            name: "rtc-signal-restarted"
+        )
+        let back = Date()
+        try publish.waitUntil(deadlineSeconds: 20, "back in the room") {
+            publish.output.contains("signaling: back in room 123456")
+        }
+        try publish.waitUntil(deadlineSeconds: 10, "the orphan ended") {
+            publish.output.contains("removed: no longer in the room when signaling came back")
+        }
+        let after = Date().timeIntervalSince(back)
+        #expect(after < 15, "ended \(after) s after the restart: consent, not the rejoin, ended it")
+        publish.interrupt()
+        restarted.interrupt()
+        _ = viewer.process.waitForExit(deadlineSeconds: 30)
+        #expect(publish.waitForExit(deadlineSeconds: 20), "\(publish.output)")
+        print("orphan ended \(after) s after the room server restarted")
     }
 
     /// A viewer that vanishes without a word (its ICE sockets closed, its signaling still up) is

@@ -18,29 +18,39 @@ public func builtProgram(_ name: String) throws -> String {
 public final class BackgroundProcess {
     private let process = Process()
     public let outputPath: String
+    /// With `separateErrors`, where stderr goes (else nil: it is interleaved into `outputPath`).
+    public let errorPath: String?
     public let name: String
 
+    /// `separateErrors`: stderr into a file of its own (`errors`), so a test can tell which
+    /// stream a line went to; `output` then holds stdout only.
     public init(
         _ executable: String,
         _ arguments: [String],
         directory: TemporaryDirectory,
         name: String? = nil,
-        launcher: [String] = []
+        launcher: [String] = [],
+        separateErrors: Bool = false
     )
         throws
     {
         self.name = name ?? URL(fileURLWithPath: executable).lastPathComponent
-        outputPath = directory.path + "/\(self.name)-\(UUID().uuidString.prefix(6)).log"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil) else {
-            throw InteropFailure("cannot create \(outputPath)")
+        let stem = directory.path + "/\(self.name)-\(UUID().uuidString.prefix(6))"
+        outputPath = stem + ".log"
+        errorPath = separateErrors ? stem + ".stderr" : nil
+        for path in [outputPath, errorPath].compactMap({ $0 }) {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw InteropFailure("cannot create \(path)")
+            }
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let errorHandle = try errorPath.map { try FileHandle(forWritingTo: URL(fileURLWithPath: $0)) }
         let command = launcher + [executable] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         process.standardOutput = handle
-        process.standardError = handle
+        process.standardError = errorHandle ?? handle
         process.standardInput = FileHandle.nullDevice
         try process.run()
     }
@@ -53,8 +63,15 @@ public final class BackgroundProcess {
         }
     }
 
-    /// Everything it printed so far (stdout and stderr interleaved).
+    /// Everything it printed so far (stdout and stderr interleaved; stdout only with
+    /// `separateErrors`).
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    /// With `separateErrors`, what it wrote to stderr so far; else "".
+    public var errors: String {
+        errorPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+    }
+    /// Both streams, for failure messages.
+    public var everything: String { errorPath == nil ? output : "stdout:\n\(output)\nstderr:\n\(errors)" }
     public var isRunning: Bool { end.status(of: process) == nil }
     /// The exit status (or, killed, the signal's number), as Foundation's `terminationStatus`;
     /// nil while it runs.
@@ -103,7 +120,7 @@ public final class BackgroundProcess {
     public func waitUntil(deadlineSeconds: Double, _ what: String, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(deadlineSeconds)
         while !condition() {
-            guard Date() < deadline else { throw InteropFailure("\(name): \(what) did not happen:\n\(output)") }
+            guard Date() < deadline else { throw InteropFailure("\(name): \(what) did not happen:\n\(everything)") }
             usleep(20_000)
         }
     }
