@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 // libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
 // depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, a WHIP endpoint's answer and Link headers, SRTP unprotect, DTLS datagrams
-// from a viewer, the capture socket's messages, and what a client sends rtc-signal's web port (protocol
-// sniffing, WebSocket frames, HTTP requests to its routes). `make fuzz` (scripts/fuzz.sh) builds and runs them.
+// from a viewer, the capture socket's messages, rtc-signal's JSON lines (framing, requests, SDP fields), and
+// what a client sends rtc-signal's web port (protocol sniffing, WebSocket frames, HTTP requests to its routes). `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
 import PackageDescription
 
@@ -36,6 +36,13 @@ let package = Package(
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
+        .executableTarget(
+            name: "FuzzSignalingLine",
+            dependencies: [
+                .product(name: "SignalingProtocol", package: root),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "FuzzSignalingWeb",
             dependencies: [

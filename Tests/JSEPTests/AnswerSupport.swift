@@ -129,10 +129,13 @@ enum AnswerInvariants {
                     )
                 }
             }
+            // RFC 4585's rtcp-fb values are ABNF literals, case-insensitive (RFC 5234 §2.3): an
+            // offered `NACK` is `nack`, which the answer writes in its own case.
             for feedback in answered.media.rtcpFeedback {
                 let offeredIt = offered.media.rtcpFeedback.contains {
-                    feedback.payloadType.map($0.applies(to:)) == true && $0.type == feedback.type
-                        && $0.parameter == feedback.parameter
+                    feedback.payloadType.map($0.applies(to:)) == true
+                        && $0.type.lowercased() == feedback.type.lowercased()
+                        && $0.parameter?.lowercased() == feedback.parameter?.lowercased()
                 }
                 check(offeredIt, "\(name) answers rtcp-fb \(feedback.type) \(feedback.parameter ?? ""), not offered")
             }

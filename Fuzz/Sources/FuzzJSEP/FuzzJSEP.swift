@@ -87,10 +87,12 @@ private func checkAnswer(_ answer: WebRTCAnswer, _ offer: WebRTCOffer) {
         for format in answered.media.formats where offered.media.format(payloadType: format.payloadType) == nil {
             fatalError("payload type \(format.payloadType) was not offered")
         }
+        // RFC 4585's rtcp-fb values are ABNF literals, which are case-insensitive (RFC 5234
+        // §2.3): an offered `nacK` is `nack`, and the answer may write it in its own case.
         for feedback in answered.media.rtcpFeedback {
             let offeredIt = offered.media.rtcpFeedback.contains {
-                feedback.payloadType.map($0.applies(to:)) == true && $0.type == feedback.type
-                    && $0.parameter == feedback.parameter
+                feedback.payloadType.map($0.applies(to:)) == true && $0.type.lowercased() == feedback.type.lowercased()
+                    && $0.parameter?.lowercased() == feedback.parameter?.lowercased()
             }
             guard offeredIt else { fatalError("rtcp-fb \(feedback.type) was not offered") }
         }

@@ -14,13 +14,20 @@ import Synchronization
 ///
 /// Checked for every request the handler was given (until NIO's first parse error), in order:
 /// one response each, up to and including the first that closes the connection (a request that
-/// is not keep-alive, or a body over the limit); the version of the request; `Content-Length`
+/// is not keep-alive, or a body over the limit); a request cut off by the end of the input gets
+/// one only when its body is refused (see below); the version of the request; `Content-Length`
 /// the body's length (no body for `HEAD`); the headers every response carries (CORS, no-store,
 /// nosniff, no-referrer, `Connection` as the request asked); the status Docs/web.md's table gives
 /// the method and path (a WHEP offer: its refusals, never `201`, as no publisher exists here),
-/// `Allow` on `405`, `WWW-Authenticate` on `401`, the preflight's headers on `204`. A WHEP
-/// session a `POST` started must leave its room within 10 s of its refusal, and be forgotten
-/// right after. `query(of:)` keeps its shape.
+/// `Allow` on `405`, `WWW-Authenticate` on `401`, the preflight's headers on `204`. A body over
+/// the limit gets `413` with `Connection: close` and nothing after it: at the head when its
+/// `Content-Length` says so (`the body (N bytes) is longer than L bytes`), else as soon as the
+/// chunks read pass it (`the body (longer) …`), whether the request is complete or not. A WHEP
+/// offer's body is checked before the room is asked: not UTF-8, or not an SDP by the rule
+/// restated in ``SDPShape`` (which `SignalingProtocol.validateSDP` must agree with), is `400` with
+/// the check's text; `429` only once the connection's earlier offers reached the per-address
+/// limit. A WHEP session a `POST` started must leave its room within 10 s of its refusal, and be
+/// forgotten right after. The connection is closed at the end. `query(of:)` keeps its shape.
 enum HTTPInput {
     static let loop = NIOAsyncTestingEventLoop()
     static let bodyLimits = [SignalingServerConfiguration().maxHTTPBodyBytes, 100]
@@ -37,6 +44,8 @@ enum HTTPInput {
     struct Request {
         var head: HTTPRequestHead
         var body: [UInt8] = []
+        /// Whether its `.end` came; the input may end (or NIO fail) in the middle of a body.
+        var complete = false
     }
 
     struct Response {
@@ -84,8 +93,10 @@ enum HTTPInput {
                 channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
             }
         }
-        // The handler closed the channel; its pipeline is torn down by a task on the loop.
+        // The handler closed the channel (at once: no LingeringCloseHandler here); its pipeline
+        // is torn down by a task on the loop.
         await loop.run()
+        guard !channel.isActive else { fatalError("the connection is still open after its handler returned") }
         let requests = log.requests()
         if requests.contains(where: { $0.head.method == .POST }) {
             await waitForWHEPSessionsToEnd(serving)
@@ -148,9 +159,12 @@ enum HTTPInput {
     private static func check(requests: [Request], responses: [Response], bodyLimit: Int, secret: Bool) {
         var answered: [Request] = []
         for request in requests {
+            let refused = bodyRefusal(of: request, limit: bodyLimit) != nil
+            // A request cut short is answered only if its body is refused before its end.
+            guard request.complete || refused else { break }
             answered.append(request)
             checkQuery(request.head.uri)
-            if !request.head.isKeepAlive || request.body.count > bodyLimit { break }
+            if !request.head.isKeepAlive || refused { break }
         }
         guard responses.count == answered.count else {
             fatalError(
@@ -158,9 +172,45 @@ enum HTTPInput {
                     + "\(answered.map { "\($0.head.method) \($0.head.uri.prefix(80))" })"
             )
         }
+        var offers = WHEPOffers()
         for (request, response) in zip(answered, responses) {
-            check(response, to: request, bodyLimit: bodyLimit, secret: secret)
+            check(response, to: request, bodyLimit: bodyLimit, secret: secret, offers: &offers)
         }
+    }
+
+    /// Why a request's body is refused with `413`, if it is.
+    enum BodyRefusal {
+        /// `Content-Length` says more than the limit: refused at the head.
+        case declared(String)
+        /// The chunks read so far pass the limit.
+        case chunks
+    }
+
+    static func bodyRefusal(of request: Request, limit: Int) -> BodyRefusal? {
+        if let value = request.head.headers.first(name: "content-length"), let declared = decimal(value),
+            declared.count > String(limit).count || declared.count == String(limit).count && declared > String(limit)
+        {
+            guard !KnownFindings.contentLengthNotReadByIntNotRefusedAtHead || Int(value) != nil else {
+                return request.body.count > limit ? .chunks : nil
+            }
+            return .declared(declared)
+        }
+        return request.body.count > limit ? .chunks : nil
+    }
+
+    /// The value of a `Content-Length` as a decimal without leading zeros (RFC 9110 §8.6:
+    /// `1*DIGIT`, around optional white space), or nil.
+    static func decimal(_ value: String) -> String? {
+        let trimmed = value.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }
+        guard !trimmed.isEmpty, trimmed.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let digits = String(decoding: trimmed.reversed().drop { $0 == 0x30 }, as: UTF8.self)
+        return digits.isEmpty ? "0" : digits
+    }
+
+    /// The connection's WHEP offers so far that got as far as asking the room: each may still
+    /// hold a session (and one of the client address's places) while it leaves.
+    struct WHEPOffers {
+        var askedRoom = 0
     }
 
     // MARK: What each response must be
@@ -190,9 +240,29 @@ enum HTTPInput {
         "ws": Expectation([426], contentType: "text/plain; charset=utf-8"),
     ]
 
-    static func expectation(for request: Request, bodyLimit: Int, secret: Bool) -> Expectation {
+    static func expectation(
+        for request: Request,
+        bodyLimit: Int,
+        secret: Bool,
+        offers: inout WHEPOffers
+    ) -> Expectation {
         let method = request.head.method
-        if request.body.count > bodyLimit { return Expectation([413]) }
+        switch bodyRefusal(of: request, limit: bodyLimit) {
+        case .declared(let length):
+            return Expectation(
+                [413],
+                body: "the body (\(length) bytes) is longer than \(bodyLimit) bytes\n",
+                contentType: "text/plain; charset=utf-8"
+            )
+        case .chunks:
+            return Expectation(
+                [413],
+                body: "the body (longer) is longer than \(bodyLimit) bytes\n",
+                contentType: "text/plain; charset=utf-8"
+            )
+        case nil:
+            break
+        }
         let parts = segments(of: request.head.uri)
         if method == .OPTIONS {
             var preflight = Expectation([204])
@@ -212,7 +282,7 @@ enum HTTPInput {
         }
         if parts.count == 4, parts[2] == "whep" {
             guard method == .POST else { return Expectation([405], allow: "POST, OPTIONS") }
-            return whepOffer(request, room: parts[1], publisher: parts[3], secret: secret)
+            return whepOffer(request, room: parts[1], publisher: parts[3], secret: secret, offers: &offers)
         }
         if parts.count == 6, parts[2] == "whep", parts[4] == "sessions" {
             guard method == .DELETE else { return Expectation([405], allow: "DELETE, OPTIONS") }
@@ -227,7 +297,10 @@ enum HTTPInput {
         var path = Substring(target)
         if !KnownFindings.absoluteFormNotRouted, !path.hasPrefix("/"), let scheme = path.firstRange(of: "://") {
             let authorityAndPath = path[scheme.upperBound...]
-            let end = authorityAndPath.firstIndex { $0 == "/" || $0 == "?" } ?? authorityAndPath.endIndex
+            let end =
+                authorityAndPath.firstIndex {
+                    $0 == "/" || $0 == "?" && !KnownFindings.absoluteFormAuthorityEndsOnlyAtSlash
+                } ?? authorityAndPath.endIndex
             path = authorityAndPath[end...]
             if !path.hasPrefix("/") { path = "/" + path }
         }
@@ -236,10 +309,20 @@ enum HTTPInput {
     }
 
     /// A WHEP offer in a room without publishers: every check before the room's refuses with its
-    /// own status; the room then says no such member (`404`), the uid is taken by a session
-    /// still leaving (`409`), the uid is the publisher's (`400`) or, with a secret, the token is
-    /// missing or wrong (`401`).
-    private static func whepOffer(_ request: Request, room: String, publisher: String, secret: Bool) -> Expectation {
+    /// own status, in `createWHEP`'s order (media type `415`; names, empty body `400`; an offer
+    /// that is not UTF-8 or not an SDP `400` with the check's text; not `Bearer` `401`); the room
+    /// then says no such member (`404`), the uid is taken by a session still leaving (`409`),
+    /// the uid is the publisher's (`400`) or, with a secret, the token is missing or wrong
+    /// (`401`); the client address holds its most sessions (`429`) only after as many earlier
+    /// offers on this connection asked the room. Never `413` (a relay too long for a line): no
+    /// publisher, nothing is relayed.
+    private static func whepOffer(
+        _ request: Request,
+        room: String,
+        publisher: String,
+        secret: Bool,
+        offers: inout WHEPOffers
+    ) -> Expectation {
         let headers = request.head.headers
         let contentType = headers.first(name: "content-type")?.lowercased() ?? ""
         guard contentType.split(separator: ";").first.map(trimmingSpaces) == "application/sdp" else {
@@ -247,14 +330,38 @@ enum HTTPInput {
         }
         let uid = WebInputFuzzing.query(of: request.head.uri)["uid"]
         guard (try? RoomID(validating: room)) != nil, (try? MemberID(validating: publisher)) != nil,
-            uid.map({ (try? MemberID(validating: $0)) != nil }) ?? true, !request.body.isEmpty
+            uid.map({ (try? MemberID(validating: $0)) != nil }) ?? true
         else { return Expectation([400]) }
+        guard !request.body.isEmpty else {
+            return Expectation([400], body: "the body has no SDP offer\n", contentType: "text/plain; charset=utf-8")
+        }
+        guard let offer = String(validating: request.body, as: UTF8.self) else {
+            return Expectation([400], body: "the offer is not valid UTF-8\n", contentType: "text/plain; charset=utf-8")
+        }
+        let problem = SDPShape.problem(offer)
+        do throws(SignalingError) {
+            try SignalingProtocol.validateSDP(offer, field: "offer")
+            guard problem == nil else {
+                fatalError("validateSDP took an offer that \(problem!): \(Array(offer.utf8.prefix(200)))")
+            }
+        } catch {
+            guard problem != nil else {
+                fatalError("validateSDP refused a good offer (\(error)): \(Array(offer.utf8.prefix(200)))")
+            }
+            guard error.code == .invalidField, error.message.hasPrefix("field \"offer\" ") else {
+                fatalError("validateSDP refused with \(error)")
+            }
+            return Expectation([400], body: "\(error.message)\n", contentType: "text/plain; charset=utf-8")
+        }
         if let authorization = headers.first(name: "authorization"), !authorization.lowercased().hasPrefix("bearer ") {
             var refused = Expectation([401])
             refused.challengeOptional = KnownFindings.unauthorizedWithoutChallenge
             return refused
         }
-        return Expectation(secret ? [400, 401, 404, 409] : [400, 404, 409])
+        var statuses: Set<UInt> = secret ? [400, 401, 404, 409] : [400, 404, 409]
+        if offers.askedRoom >= SignalingServerConfiguration().maxWHEPSessionsPerAddress { statuses.insert(429) }
+        offers.askedRoom += 1
+        return Expectation(statuses)
     }
 
     private static func trimmingSpaces(_ text: Substring) -> Substring {
@@ -263,14 +370,20 @@ enum HTTPInput {
         return text[start..<max(start, end)]
     }
 
-    private static func check(_ response: Response, to request: Request, bodyLimit: Int, secret: Bool) {
+    private static func check(
+        _ response: Response,
+        to request: Request,
+        bodyLimit: Int,
+        secret: Bool,
+        offers: inout WHEPOffers
+    ) {
         let head = request.head
         let status = response.head.status.code
         let headers = response.head.headers
         func require(_ condition: Bool, _ what: @autoclosure () -> String) {
             guard condition else { fatalError("\(head.method) \(head.uri.prefix(200)) → \(status): \(what())") }
         }
-        let keepAlive = head.isKeepAlive && request.body.count <= bodyLimit
+        let keepAlive = head.isKeepAlive && bodyRefusal(of: request, limit: bodyLimit) == nil
         require(response.head.version == head.version, "the response is \(response.head.version)")
         let common = [
             ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
@@ -291,7 +404,7 @@ enum HTTPInput {
             )
         }
 
-        let expected = expectation(for: request, bodyLimit: bodyLimit, secret: secret)
+        let expected = expectation(for: request, bodyLimit: bodyLimit, secret: secret, offers: &offers)
         require(expected.statuses.contains(status), "expected \(expected.statuses.sorted())")
         if let contentType = expected.contentType {
             require(headers["Content-Type"] == [contentType], "Content-Type \(headers["Content-Type"])")
@@ -359,24 +472,29 @@ final class RequestLog: Sendable {
     /// What the handler wrote, in order.
     func responseParts() -> [HTTPServerResponsePart] { written.withLock { $0 } }
 
-    /// The complete requests before the first error.
+    /// The requests before the first error: the complete ones, then the one whose `.end` never
+    /// came, if any (its `complete` false).
     func requests() -> [HTTPInput.Request] {
         var requests: [HTTPInput.Request] = []
         var current: HTTPInput.Request?
         for entry in entries.withLock({ $0 }) {
             switch entry {
             case .error:
-                return requests
+                return requests + (current.map { [$0] } ?? [])
             case .part(.head(let head)):
+                guard current == nil else { fatalError("a request head inside a request") }
                 current = HTTPInput.Request(head: head)
             case .part(.body(let buffer)):
+                guard current != nil else { fatalError("a body part outside a request") }
                 current?.body += buffer.readableBytesView
             case .part(.end):
-                if let request = current { requests.append(request) }
+                guard var request = current else { fatalError("an end outside a request") }
+                request.complete = true
+                requests.append(request)
                 current = nil
             }
         }
-        return requests
+        return requests + (current.map { [$0] } ?? [])
     }
 }
 
