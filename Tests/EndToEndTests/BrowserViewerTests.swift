@@ -65,13 +65,7 @@ extension PublishEndToEndTests {
         Thread.sleep(forTimeInterval: 3)
         signal.kill()
         #expect(signal.waitForExit(deadlineSeconds: 10))
-        let restarted = try BackgroundProcess(
-            try builtProgram("rtc-signal"),
-            ["--port", "\(port)"],
-            directory: directory,
-            name: "rtc-signal-restarted"
-        )
-        try restarted.waitUntil(deadlineSeconds: 20, "listening again") { restarted.output.contains("listening") }
+        let restarted = try restartRoomServer(port: port, in: directory)
         #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
         let summary = try browser.summary()
         #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)")

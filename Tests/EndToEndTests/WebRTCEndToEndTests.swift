@@ -232,12 +232,7 @@ extension PublishEndToEndTests {
         }
         signal.kill()
         #expect(signal.waitForExit(deadlineSeconds: 10))
-        let restarted = try BackgroundProcess(
-            try builtProgram("rtc-signal"),
-            ["--port", "\(port)"],
-            directory: directory,
-            name: "rtc-signal-restarted"
-        )
+        let restarted = try restartRoomServer(port: port, in: directory)
         let back = Date()
         try publish.waitUntil(deadlineSeconds: 20, "back in the room") {
             publish.output.contains("signaling: back in room 123456")

@@ -61,14 +61,7 @@ struct RelayLimitTests {
     @Test("a subscribe whose relayed offer would pass 64 KiB is refused; the publisher gets nothing and stays")
     func longOfferIsRefused() async throws {
         try await withServer { server in
-            let (publisher, _) = try await joinedLineClient(
-                port: server.port,
-                room: "r1",
-                uid: "alice_sub",
-                role: .publisher
-            )
-            try await publisher.send(ClientRequest(id: .number(1), .publish(.init(stream: Fixture.screen()))))
-            _ = try await publisher.next()
+            let publisher = try await publishingLineClient(port: server.port, room: "r1", uid: "alice_sub")
             let (viewer, _) = try await joinedLineClient(port: server.port, room: "r1", uid: "v", role: .subscriber)
             let offer = Self.quotedSDP(32_700)
             #expect(offer.utf8.count <= SignalingProtocol.maxSDPBytes)
@@ -231,9 +224,7 @@ struct RelayLimitTests {
             $0.messageBurst = 4
             $0.messagesPerSecond = 0.01
         }) { server in
-            let (publisher, _) = try await joinedLineClient(port: server.port, room: "r1", uid: "pub", role: .publisher)
-            try await publisher.send(ClientRequest(id: .number(1), .publish(.init(stream: Fixture.screen()))))
-            _ = try await publisher.next()
+            let publisher = try await publishingLineClient(port: server.port, room: "r1", uid: "pub")
             var viewers: [LineClient] = []
             for index in 0..<10 {
                 let (viewer, _) = try await joinedLineClient(

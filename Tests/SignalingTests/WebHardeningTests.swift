@@ -117,14 +117,7 @@ struct WebHardeningTests {
     @Test("WHEP checks the offer at once: not UTF-8, not an SDP, or too long once relayed")
     func whepChecksTheOffer() async throws {
         try await withServer { server in
-            let (publisher, _) = try await joinedLineClient(
-                port: server.port,
-                room: "r1",
-                uid: "alice_sub",
-                role: .publisher
-            )
-            try await publisher.send(ClientRequest(id: .number(1), .publish(.init(stream: Fixture.screen()))))
-            _ = try await publisher.next()
+            let publisher = try await publishingLineClient(port: server.port, room: "r1", uid: "alice_sub")
             let port = server.port
             let quotes = RelayLimitTests.quotedSDP(32_700)
             let answers = try await offPool { () -> [(RawWebClient.Response, Double)] in
@@ -165,14 +158,7 @@ struct WebHardeningTests {
     @Test("one client address holds at most its WHEP sessions; a DELETE frees a place")
     func whepSessionsPerAddress() async throws {
         try await withServer({ $0.maxWHEPSessionsPerAddress = 2 }) { server in
-            let (publisher, _) = try await joinedLineClient(
-                port: server.port,
-                room: "r1",
-                uid: "alice_sub",
-                role: .publisher
-            )
-            try await publisher.send(ClientRequest(id: .number(1), .publish(.init(stream: Fixture.screen()))))
-            _ = try await publisher.next()
+            let publisher = try await publishingLineClient(port: server.port, room: "r1", uid: "alice_sub")
             // The publisher answers every subscribe it is asked.
             let answering = Task {
                 var index: Int64 = 10

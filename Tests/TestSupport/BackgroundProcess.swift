@@ -178,3 +178,16 @@ public func startRoomServer(
     try server.waitUntil(deadlineSeconds: 20, "listening") { server.output.contains("listening") }
     return (server, port)
 }
+
+/// A room server started again on `port`, after the one there was killed: what a user's restart
+/// looks like to rtc-publish and its viewers (every room and session is gone with the old one).
+public func restartRoomServer(port: Int, in directory: TemporaryDirectory) throws -> BackgroundProcess {
+    let server = try BackgroundProcess(
+        try builtProgram("rtc-signal"),
+        ["--port", "\(port)"],
+        directory: directory,
+        name: "rtc-signal-restarted"
+    )
+    try server.waitUntil(deadlineSeconds: 20, "listening again") { server.output.contains("listening") }
+    return server
+}

@@ -62,6 +62,18 @@ func joinedLineClient(
     return (client, joined)
 }
 
+/// A raw client joined as publisher `uid` whose screen stream (``Fixture/screen(_:)``) is published.
+func publishingLineClient(port: Int, room: String, uid: String) async throws -> LineClient {
+    let (client, _) = try await joinedLineClient(port: port, room: room, uid: uid, role: .publisher)
+    let id = RequestID.string("publish-\(uid)")
+    try await client.send(ClientRequest(id: id, .publish(.init(stream: Fixture.screen()))))
+    let reply = try await client.next()
+    guard reply == ServerEnvelope(id: id, .ack(.init(of: "publish"))) else {
+        throw TestFailure("publish of \(uid) got \(reply)")
+    }
+    return client
+}
+
 func clientConfiguration(port: Int) -> SignalingClient.Configuration {
     var configuration = SignalingClient.Configuration(host: "127.0.0.1", port: port)
     configuration.reconnect.initialDelay = .milliseconds(50)
