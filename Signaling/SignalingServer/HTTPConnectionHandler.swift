@@ -75,10 +75,14 @@ struct HTTPConnectionHandler: Sendable {
                 head = requestHead
                 body.clear()
                 // A body announced too long is refused before any of it is read.
-                if let length = requestHead.headers.first(name: "content-length").flatMap({ Int($0) }),
-                    length > configuration.maxHTTPBodyBytes
+                if let announced = requestHead.headers.first(name: "content-length"),
+                    let length = Self.contentLength(announced), length > configuration.maxHTTPBodyBytes
                 {
-                    return try await refuseBody(of: requestHead, length: "\(length) bytes", to: outbound)
+                    return try await refuseBody(
+                        of: requestHead,
+                        length: "\(announced.trimmingSpaces) bytes",
+                        to: outbound
+                    )
                 }
             case .body(var chunk):
                 guard let request = head else { continue }
@@ -317,13 +321,28 @@ struct HTTPConnectionHandler: Sendable {
     }
 
     /// A request target in absolute form (`http://host/path`, RFC 9112 §3.2.2, which a server
-    /// must accept) as origin form (`/path`); any other target as it is.
+    /// must accept) as origin form (`/path`); any other target as it is. The authority ends at
+    /// the first `/`, `?` or `#` (RFC 3986 §3.2): `http://host?x/healthz` is `/?x/healthz`.
     static func originForm(_ uri: String) -> String {
         for scheme in ["http://", "https://"] where uri.lowercased().hasPrefix(scheme) {
             let rest = uri.dropFirst(scheme.count)
-            return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? "/"
+            guard let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) else { return "/" }
+            switch rest[end] {
+            case "/": return String(rest[end...])
+            case "?": return "/" + rest[end...]
+            default: return "/"
+            }
         }
         return uri
+    }
+
+    /// A `Content-Length` value as NIO's parser leaves it (spaces around it kept; digits up to
+    /// 2^64 − 1): its number, `Int.max` for one too large for `Int`, nil if it is no number.
+    static func contentLength(_ value: String) -> Int? {
+        let digits = value.trimmingSpaces
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return Int(digits) ?? Int.max
     }
 
     /// `?a=1&b=2` of a URI, percent-decoding left out: every value used is a room, uid or token,

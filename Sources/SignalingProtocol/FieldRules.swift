@@ -51,6 +51,7 @@ enum FieldRules {
             defer { previous = byte }
             if byte == UInt8(ascii: "\n") || atLineStart && byte == UInt8(ascii: "\r") {
                 guard !atLineStart else { return "line \(line) is empty" }
+                guard column >= 2 else { return "line \(line) has no \"=\" after its type" }
                 line += 1
                 atLineStart = true
                 column = 0

@@ -263,6 +263,11 @@ struct ProtocolCodecTests {
                 .invalidField, .number(30),
                 #"subscribe: field "receive.offer" is not an SDP: line 2 has a control character (0x7f)"#
             ),
+            (
+                #"{"type":"subscribe","id":31,"publisher":"a","receive":{"offer":"v=0\ns=-\nx\n"}}"#,
+                .invalidField, .number(31),
+                #"subscribe: field "receive.offer" is not an SDP: line 3 has no "=" after its type"#
+            ),
         ]
     )
     func badLines(line: String, code: SignalingError.Code, id: RequestID?, message: String?) {

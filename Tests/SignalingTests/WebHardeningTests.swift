@@ -61,8 +61,16 @@ struct WebHardeningTests {
         }
     }
 
-    @Test("a body announced too long gets 413 before any of it is sent, and the connection closes")
-    func announcedBodyIsRefusedAtOnce() async throws {
+    @Test(
+        "a body announced too long gets 413 before any of it is sent, and the connection closes",
+        arguments: [
+            ("100000000", "100000000 bytes"),
+            // NIO keeps a trailing space, and reads values past Int.max (fuzzing found both).
+            ("100000000 ", "100000000 bytes"),
+            ("18446744073709551615", "18446744073709551615 bytes"),
+        ]
+    )
+    func announcedBodyIsRefusedAtOnce(_ length: String, _ said: String) async throws {
         try await withServer { server in
             let port = server.port
             let (response, elapsed, end) = try await offPool {
@@ -71,13 +79,13 @@ struct WebHardeningTests {
                 let start = Date()
                 try client.socket.send(
                     "POST /rooms/r1/whep/p HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sdp\r\n"
-                        + "Content-Length: 100000000\r\n\r\n"
+                        + "Content-Length: \(length)\r\n\r\n"
                 )
                 let response = try client.readResponse(seconds: 5)
                 return (response, Date().timeIntervalSince(start), client.socket.linesUntilEnd(seconds: 5).end)
             }
             #expect(response.status == 413, "\(response)")
-            #expect(response.text == "the body (100000000 bytes) is longer than 65536 bytes\n", "\(response)")
+            #expect(response.text == "the body (\(said)) is longer than 65536 bytes\n", "\(response)")
             #expect(response.header("connection") == "close")
             #expect(elapsed < 2, "answered after \(elapsed) s")
             #expect(end == .endOfFile)
@@ -111,6 +119,21 @@ struct WebHardeningTests {
             #expect(response.status == status, "\(response)")
             #expect(response.text == text, "\(response)")
             #expect(elapsed < 2, "answered after \(elapsed) s")
+        }
+    }
+
+    @Test("an absolute-form target's authority ends at ? too (RFC 3986 §3.2): its path is empty")
+    func absoluteFormAuthorityEndsAtQuery() async throws {
+        try await withServer { server in
+            let port = server.port
+            let statuses = try await offPool {
+                let client = try RawWebClient(port: port)
+                return [
+                    try client.request("GET", "http://local?os%t/healthz").status,
+                    try client.request("GET", "http://local/healthz?x").status,
+                ]
+            }
+            #expect(statuses == [404, 200])
         }
     }
 
