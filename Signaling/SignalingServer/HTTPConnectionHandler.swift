@@ -75,14 +75,10 @@ struct HTTPConnectionHandler: Sendable {
                 head = requestHead
                 body.clear()
                 // A body announced too long is refused before any of it is read.
-                if let announced = requestHead.headers.first(name: "content-length"),
-                    let length = Self.contentLength(announced), length > configuration.maxHTTPBodyBytes
+                if let announced = requestHead.headers.first(name: "content-length").flatMap(Self.contentLength),
+                    Self.exceeds(announced, configuration.maxHTTPBodyBytes)
                 {
-                    return try await refuseBody(
-                        of: requestHead,
-                        length: "\(announced.trimmingSpaces) bytes",
-                        to: outbound
-                    )
+                    return try await refuseBody(of: requestHead, length: "\(announced) bytes", to: outbound)
                 }
             case .body(var chunk):
                 guard let request = head else { continue }
@@ -336,13 +332,21 @@ struct HTTPConnectionHandler: Sendable {
         return uri
     }
 
-    /// A `Content-Length` value as NIO's parser leaves it (spaces around it kept; digits up to
-    /// 2^64 − 1): its number, `Int.max` for one too large for `Int`, nil if it is no number.
-    static func contentLength(_ value: String) -> Int? {
-        let digits = value.trimmingSpaces
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-        else { return nil }
-        return Int(digits) ?? Int.max
+    /// A `Content-Length` value as NIO's parser leaves it (white space around it kept; digits
+    /// up to 2^64 − 1) as the decimal it is (RFC 9110 §8.6: `1*DIGIT`): no white space, no
+    /// leading zeros; nil if it is no number. Read as text, so no value overflows.
+    static func contentLength(_ value: String) -> String? {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let trimmed = value.drop(while: blank).reversed().drop(while: blank).reversed()
+        guard !trimmed.isEmpty, trimmed.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let digits = String(trimmed.drop { $0 == "0" })
+        return digits.isEmpty ? "0" : digits
+    }
+
+    /// Whether the decimal `digits` (``contentLength(_:)``) is more than `limit`.
+    static func exceeds(_ digits: String, _ limit: Int) -> Bool {
+        let bound = String(limit)
+        return digits.count > bound.count || digits.count == bound.count && digits > bound
     }
 
     /// `?a=1&b=2` of a URI, percent-decoding left out: every value used is a room, uid or token,

@@ -63,13 +63,13 @@ enum KnownFindings {
     /// 2026-11-28 (seeds `http-413-content-length-trailing-space`,
     /// `http-413-content-length-beyond-int`); `true` until the server reads the value as RFC 9110
     /// §8.6 and §5.5 say (digits, white space around them not part of the value).
-    static let contentLengthNotReadByIntNotRefusedAtHead = true
+    static let contentLengthNotReadByIntNotRefusedAtHead = false
     /// In an absolute-form target the server takes the authority up to the first `/` only
     /// (`HTTPConnectionHandler.originForm`), so `GET http://host?x/healthz` is routed to
     /// `/healthz`; RFC 3986 §3.2 ends the authority at `/`, `?` or `#`, so its path is empty
     /// (`/`, `404`). Found 2026-11-28 after 39,420 runs (seed `http-absolute-form-query-slash`);
     /// `true` until the server ends the authority at `?` too.
-    static let absoluteFormAuthorityEndsOnlyAtSlash = true
+    static let absoluteFormAuthorityEndsOnlyAtSlash = false
 }
 
 /// Runs `body` on the concurrency pool and blocks this (libFuzzer's) thread until it returns.

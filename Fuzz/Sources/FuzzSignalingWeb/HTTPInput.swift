@@ -292,10 +292,15 @@ enum HTTPInput {
     }
 
     /// The path's segments after its leading `/`: of an origin-form target the text before `?`;
-    /// of an absolute-form one (RFC 9112 §3.2.2) the path after the authority.
+    /// of an absolute-form one (RFC 9112 §3.2.2) with a scheme this server serves (`http`,
+    /// `https`, in any case: RFC 3986 §3.1) the path after the authority. A target with another
+    /// scheme names no resource here; it is taken as it is (so `404`).
     static func segments(of target: String) -> [String] {
         var path = Substring(target)
-        if !KnownFindings.absoluteFormNotRouted, !path.hasPrefix("/"), let scheme = path.firstRange(of: "://") {
+        let lowered = target.lowercased()
+        if !KnownFindings.absoluteFormNotRouted, lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
+            let scheme = path.firstRange(of: "://")
+        {
             let authorityAndPath = path[scheme.upperBound...]
             let end =
                 authorityAndPath.firstIndex {

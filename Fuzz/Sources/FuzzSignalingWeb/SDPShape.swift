@@ -13,7 +13,7 @@ enum SDPShape {
     /// (`v=0\nx\n`), though it refuses the same line ended by CRLF or by the end of the text
     /// (it checks for the `=` only when a second byte comes). While `true`, such a line is
     /// accepted here too; `false` expects the rule (a finding of 2026-11-28, Docs/fuzzing.md).
-    static let typeLetterLineAccepted = true
+    static let typeLetterLineAccepted = false
 
     /// Why `text` is no SDP by the rule, or nil.
     static func problem(_ text: String) -> String? {
