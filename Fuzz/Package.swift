@@ -36,9 +36,15 @@ let package = Package(
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
+        // What more than one harness restates (the SDP shape rule of Docs/signaling.md).
+        .target(
+            name: "FuzzSupport",
+            dependencies: [.product(name: "SignalingProtocol", package: root)]
+        ),
         .executableTarget(
             name: "FuzzSignalingLine",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "SignalingProtocol", package: root),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -46,6 +52,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzSignalingWeb",
             dependencies: [
+                "FuzzSupport",
                 .product(name: "SignalingServer", package: root),
                 .product(name: "SignalingProtocol", package: root),
                 .product(name: "NIOCore", package: "swift-nio"),

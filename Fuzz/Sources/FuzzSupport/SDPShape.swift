@@ -1,22 +1,20 @@
 import SignalingProtocol
 
-// The same file is in Fuzz/Sources/FuzzSignalingLine/: keep the two copies equal.
-
 /// What `SignalingProtocol.validateSDP` (and every `sdp` and `offer` field of the line protocol)
 /// accepts as an SDP, restated from Docs/signaling.md and RFC 8866 §5 to compare it against:
 /// at most `SignalingProtocol.maxSDPBytes` UTF-8 bytes; the first three characters `v=0`; then
 /// lines, each ended by CRLF or LF (the last may lack its end), each `<type>=<value>` with a
 /// lower-case letter as type, no control character (below 0x20, or 0x7F) in the value but a
 /// tab, no carriage return but the one before a line's LF, and no empty line.
-enum SDPShape {
+public enum SDPShape {
     /// `FieldRules.sdpShapeProblem` takes a line of just a type letter when LF alone ends it
     /// (`v=0\nx\n`), though it refuses the same line ended by CRLF or by the end of the text
     /// (it checks for the `=` only when a second byte comes). While `true`, such a line is
     /// accepted here too; `false` expects the rule (a finding of 2026-11-28, Docs/fuzzing.md).
-    static let typeLetterLineAccepted = false
+    public static let typeLetterLineAccepted = false
 
     /// Why `text` is no SDP by the rule, or nil.
-    static func problem(_ text: String) -> String? {
+    public static func problem(_ text: String) -> String? {
         let bytes = Array(text.utf8)
         guard bytes.count <= SignalingProtocol.maxSDPBytes else {
             return "longer than \(SignalingProtocol.maxSDPBytes)"
