@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "Ingest", targets: ["Ingest"]),
         .executable(name: "rtc-capture-sim", targets: ["rtc-capture-sim"]),
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
+        .executable(name: "rtc-capture", targets: ["rtc-capture"]),
+        .library(name: "Capture", targets: ["Capture"]),
         // For the micro-benchmarks in Benchmarks/ (a package of its own).
         .library(name: "Publisher", targets: ["Publisher"]),
         .library(name: "Transport", targets: ["Transport"]),
@@ -52,6 +54,15 @@ let package = Package(
         .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
+        // XCB 1.15 with MIT-SHM, XFIXES, RandR and DAMAGE: the X11 screen capture. One module:
+        // pkg-config finds xcb; the module map links the four extension libraries beside it.
+        .systemLibrary(
+            name: "CXCB",
+            pkgConfig: "xcb",
+            providers: [
+                .apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev", "libxcb-damage0-dev"])
+            ]
+        ),
 
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(
@@ -59,6 +70,11 @@ let package = Package(
             dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"],
             swiftSettings: pixelLoopsOptimized
         ),
+
+        // X11 screen capture (Docs/capture.md): the screen, a RandR monitor, a window or a region
+        // through MIT-SHM (GetImage when SHM cannot attach), the XFIXES cursor, DAMAGE as a hint
+        // and a block comparison as the truth of what changed. Pixels out as borrowed BGRX.
+        .target(name: "Capture", dependencies: ["CXCB", "Media"], swiftSettings: pixelLoopsOptimized),
 
         // RTP/RTCP packets, H.264 and Opus payloaders, clocks (RFC 3550, 6184, 7587, 4585, 5104).
         // Pure bytes and numbers: depends on nothing.
@@ -105,7 +121,7 @@ let package = Package(
             name: "Publisher",
             dependencies: [
                 "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
-                "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
+                "Capture", "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP",
+                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -157,6 +173,18 @@ let package = Package(
             name: "rtc-capture-sim",
             dependencies: [
                 "Ingest",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            linkerSettings: leanExecutable
+        ),
+
+        // `rtc-capture`: the X11 capture as a process of its own, a capture client of
+        // `rtc-publish --ingest` (the source articles' two-process design).
+        .executableTarget(
+            name: "rtc-capture",
+            dependencies: [
+                "Capture", "Ingest", "Media",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -263,6 +291,14 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        // The X11 capture against a private Xvfb with real X clients drawing on it.
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "CXCB", "TestSupport"]),
+        // A test X client: the synthetic screen (with its timecode strip) painted into an X window.
+        .executableTarget(
+            name: "rtc-testscreen",
+            dependencies: ["CXCB", "CYUV", "Media", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tests/Tools/rtc-testscreen"
+        ),
         .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),
         .testTarget(
             name: "IngestTests",

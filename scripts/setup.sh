@@ -38,6 +38,16 @@ PACKAGES=(
   janus                      # Janus 1.1.2, the VideoRoom the WHIP tests publish into (Tests/Peers/janus;
                              # the tests start it in a namespace, never as a service)
   janus-tools                # janus-pp-rec: Janus's recordings to files ffprobe reads
+  libxcb1-dev                # XCB: the X11 screen capture (Sources/Capture), with its extensions:
+  libxcb-shm0-dev            #   MIT-SHM, the grab into one shared segment
+  libxcb-xfixes0-dev         #   XFIXES, the cursor's image and its regions
+  libxcb-randr0-dev          #   RandR 1.5 monitors (--capture-monitor)
+  libxcb-damage0-dev         #   DAMAGE, the hint of what changed
+  xvfb                       # Xvfb: the private X server the capture tests and the demo start
+  xdotool                    # moves the pointer and windows the capture tests check
+  x11-xserver-utils          # xrandr --setmonitor: two monitors on one Xvfb screen
+  x11-utils                  # xwininfo: window ids of the X clients the tests start
+  xterm                      # the terminal with text on the demo's private X display
 )
 # simple-whip-server (below) runs on `node`: any Node.js does (this machine may have its own,
 # e.g. Node.js 20 from NodeSource); only without one, Debian's.

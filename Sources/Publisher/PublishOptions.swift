@@ -1,3 +1,4 @@
+import Capture
 import Ingest
 import Media
 import SRTP
@@ -21,6 +22,8 @@ public struct PublishOptions: Sendable {
     /// With `ingest`: the capture's app and microphone audio is the audio (unless `--audio`
     /// named another input, which `audio` then holds).
     public var audioFromCapture = false
+    /// `--video x11[:DISPLAY]`: capture this X display (the target, the cursor) as the video.
+    public var screenCapture: X11CaptureConfiguration?
     public var loop = false
     public var width = 1280
     public var height = 720

@@ -1,3 +1,4 @@
+import Capture
 import Ingest
 import Logging
 import Media
@@ -38,6 +39,9 @@ public final class PublishSession: @unchecked Sendable {
     private let start: UInt64
     /// The file and test inputs' media thread, opened in `init`; nil with `--ingest`.
     private let fileLoop: MediaLoop?
+    /// `--video x11`: the display, opened in `init` (so its errors are usage errors); the
+    /// media thread that grabs it is made in `run`.
+    private var screenCapture: X11Capture?
     /// The preview and `--to` destinations and the SDP file each gets.
     private let announcedTargets: [(destination: Destination, path: String)]
     /// The room offer, once the stream is described: at once for files, at the first captured
@@ -70,12 +74,32 @@ public final class PublishSession: @unchecked Sendable {
             throw UsageError(error.message)
         }
         var opened: (video: VideoInput, encoder: H264Encoder)?
+        // The display and the target are checked now, so their errors are usage errors (exit 2).
+        do throws(CaptureError) {
+            screenCapture = try options.screenCapture.map(X11Capture.init)
+        } catch {
+            throw UsageError("--video x11: \(error.message)")
+        }
         do throws(MediaError) {
             guard options.width > 0, options.height > 0 else {
                 throw MediaError(.invalidDimensions, "size \(options.width)x\(options.height) is empty")
             }
             if case .wav(let path) = options.audio { _ = try WAVReader(path: path) }
-            if options.ingest == nil {
+            if options.screenCapture != nil {
+                // The encoder opens in `run`, at the captured area's size; its settings are
+                // checked now, on a small picture.
+                _ = try H264Encoder(
+                    H264Encoder.Configuration(
+                        width: 320,
+                        height: 180,
+                        frameRate: options.frameRate,
+                        bitrateKbps: options.videoBitrateKbps,
+                        keyFrameInterval: options.keyFrameInterval,
+                        preset: options.preset,
+                        threads: options.encoderThreads
+                    )
+                )
+            } else if options.ingest == nil {
                 let video = try VideoInput(
                     options.video,
                     width: options.width,
@@ -276,6 +300,22 @@ public final class PublishSession: @unchecked Sendable {
         var ingest: (server: IngestServer, tasks: [Task<Void, Never>])?
         if let fileLoop {
             thread = fileLoop
+        } else if let screenCapture {
+            self.screenCapture = nil
+            do {
+                thread = try ScreenCaptureLoop(
+                    control: control,
+                    capture: screenCapture,
+                    options: options,
+                    start: start,
+                    output: output,
+                    announce: { [self] path in try announce(parameterSets: path.parameterSets()) }
+                )
+            } catch let error as UsageError {
+                throw error
+            } catch {
+                throw UsageError("--video x11: \(error)")
+            }
         } else if let address = options.ingest {
             let server: IngestServer
             do {

@@ -36,9 +36,12 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     /// Video capture times the clock rules replaced (bogus, backwards, stuck, jumping).
     public var timestampsRepaired = 0
     public var signaling = "off"
-    /// The capture process (`--ingest`): "off" without one, else waiting, streaming or paused.
+    /// The capture: "off" for files and the test source; with `--ingest` waiting, streaming or
+    /// paused; with `--video x11` the display, the target and the grab's costs.
     public var capture = "off"
     public var captureSessions = 0
+    /// The X11 capture (`--video x11`): nil for every other input.
+    public var screen: ScreenCaptureStatistics?
     /// The encoder's video bitrate now (moved by receivers' loss reports and REMB).
     public var videoBitrateTargetKbps = 0
     public var bitrateChangesRefused = 0

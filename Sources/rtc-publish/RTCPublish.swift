@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import Dispatch
 import Ingest
 import Logging
@@ -32,6 +33,8 @@ struct RTCPublish: ParsableCommand {
             With no input named, streams the built-in synthetic screen (1280x720, 30 fps) and its test \
             tone. Writes the preview SDP (<uid>.sdp) before the first packet; play it with
               ffplay -protocol_whitelist file,udp,rtp -i <uid>.sdp
+            Share the X display with --video x11 (the one in $DISPLAY) or --video x11:DISPLAY; pick a \
+            monitor, a window or a rectangle with --capture-monitor, --capture-window, --capture-region.
             """
     )
 
@@ -44,7 +47,15 @@ struct RTCPublish: ParsableCommand {
     var signalTLS = false
     @Option(help: "Signaling over TLS, trusting only the PEM certificates in this file (a private CA).")
     var signalCa: String?
-    @Option(help: "Video input: 'test' or a .y4m file.") var video: String?
+    @Option(help: "Video input: 'test', a .y4m file, or 'x11' / 'x11:DISPLAY' (an X display's screen).")
+    var video: String?
+    @Option(help: "With --video x11: capture one RandR monitor, by name or index (xrandr --listactivemonitors).")
+    var captureMonitor: String?
+    @Option(help: "With --video x11: capture one window (id, decimal or 0x hex), following it as it moves.")
+    var captureWindow: String?
+    @Option(help: "With --video x11: capture the rectangle WIDTHxHEIGHT+X+Y of the screen.")
+    var captureRegion: String?
+    @Option(help: "With --video x11: draw the pointer into the picture ('on' or 'off').") var cursor = "on"
     @Option(help: "Audio input: 'test', a .wav file, or 'none' (with --ingest: the capture's app + mic audio).")
     var audio: String?
     @Option(
@@ -57,7 +68,8 @@ struct RTCPublish: ParsableCommand {
     @Flag(help: "Loop file inputs.") var loop = false
     @Option(help: "Test-source size WIDTHxHEIGHT; with --ingest the box captured pictures are fitted into.")
     var size = "1280x720"
-    @Option(help: "Test-source frame rate.") var fps = 30
+    @Option(help: "Frame rate: the test source's; the most captured per second with --video x11 (1-60) or --ingest.")
+    var fps = 30
     @Option(help: "Video bitrate, kbit/s.") var videoBitrate = 1800
     @Option(help: "Lowest video bitrate receivers' loss may push the encoder to, kbit/s.") var minVideoBitrate = 150
     @Option(help: "Highest video bitrate the rate control may return to, kbit/s (default: --video-bitrate).")
@@ -182,6 +194,38 @@ struct RTCPublish: ParsableCommand {
         }
     }
 
+    /// `--video x11[:DISPLAY]` and the capture options; nil for other inputs (whose use of the
+    /// capture options is an error).
+    func screenCapture() throws -> X11CaptureConfiguration? {
+        guard let video, video == "x11" || video.hasPrefix("x11:") else {
+            let named = [
+                ("--capture-monitor", captureMonitor), ("--capture-window", captureWindow),
+                ("--capture-region", captureRegion), ("--cursor", cursor == "on" ? nil : cursor),
+            ]
+            if let option = named.first(where: { $0.1 != nil })?.0 {
+                throw PublishSession.UsageError("\(option) needs --video x11")
+            }
+            return nil
+        }
+        guard (1...60).contains(fps) else {
+            throw PublishSession.UsageError("--fps \(fps) is outside 1...60 for --video x11")
+        }
+        guard !unpaced, !bogusTimestamps else {
+            throw PublishSession.UsageError("--unpaced and --bogus-timestamps are for files and the test source")
+        }
+        do {
+            return try X11CaptureConfiguration.fromArguments(
+                display: video.hasPrefix("x11:") ? String(video.dropFirst(4)) : nil,
+                monitor: captureMonitor,
+                window: captureWindow,
+                region: captureRegion,
+                cursor: cursor
+            )
+        } catch {
+            throw PublishSession.UsageError("--video \(video): \(error.message)")
+        }
+    }
+
     func makeOptions() throws -> PublishOptions {
         var o = PublishOptions(room: room, uid: uid)
         o.signal = noSignal ? nil : try Self.hostPort(signal, what: "--signal")
@@ -207,8 +251,13 @@ struct RTCPublish: ParsableCommand {
             }
             o.audioFromCapture = audio == nil
         }
-        o.video = try VideoInputKind(argument: video ?? "test")
-        o.audio = try AudioInputKind(argument: audio ?? (o.audioFromCapture ? "none" : "test"))
+        o.screenCapture = try screenCapture()
+        if o.screenCapture == nil {
+            o.video = try VideoInputKind(argument: video ?? "test")
+        }
+        // A shared screen has no test tone unless one is asked for.
+        let quiet = o.audioFromCapture || o.screenCapture != nil
+        o.audio = try AudioInputKind(argument: audio ?? (quiet ? "none" : "test"))
         if case .y4m(let path) = o.video, !FileManager.default.fileExists(atPath: path) {
             throw PublishSession.UsageError("--video \(path): no such file")
         }

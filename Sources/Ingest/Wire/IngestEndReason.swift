@@ -35,11 +35,17 @@ public struct IngestEndReason: RawRepresentable, Hashable, Sendable, CustomStrin
     /// A picture the stream cannot take: under the host's smallest stream picture on a side,
     /// or a sliver that would fit the stream's box as such (Docs/ingest.md).
     public static let pictureTooSmall = IngestEndReason(rawValue: 12)
+    /// The capture's display went away (the X server ended or dropped the connection): the
+    /// capture side ends its session with this, and the host's stream goes on without it.
+    public static let displayGone = IngestEndReason(rawValue: 13)
+    /// What the capture followed is gone (the captured window was closed).
+    public static let targetGone = IngestEndReason(rawValue: 14)
 
     static let names: [UInt16: String] = [
         1: "capture-finished", 2: "requested-by-host", 3: "disconnected", 4: "version-mismatch",
         5: "malformed-message", 6: "too-large", 7: "unknown-message-type", 8: "busy", 9: "timeout",
-        10: "unexpected-message", 11: "host-shutdown", 12: "picture-too-small",
+        10: "unexpected-message", 11: "host-shutdown", 12: "picture-too-small", 13: "display-gone",
+        14: "target-gone",
     ]
 
     /// The kebab-case name, or `reason-N` for a code this version does not know.

@@ -1,0 +1,169 @@
+import Glibc
+import Media
+
+/// What really changed between two pictures: 32x32-pixel blocks compared against a copy of the
+/// previous picture (libwebrtc's differ uses the same block size). DAMAGE only says which blocks
+/// to look at first; it can miss changes (compositors, some drivers) or flood.
+///
+/// One copy buffer and one mark per block, reused; only changed blocks are copied back.
+final class BlockDiffer {
+    static let blockSize = 32
+    /// One block row in `stripeCount` is checked each grab even without damage there.
+    static let stripeCount = 8
+
+    /// Per block: what to check and what was found.
+    enum Mark {
+        static let skip: UInt8 = 0
+        static let damaged: UInt8 = 1
+        static let stripe: UInt8 = 2
+        static let changed: UInt8 = 0x80
+    }
+
+    private(set) var width = 0
+    private(set) var height = 0
+    private var previous: UnsafeMutableRawPointer?
+    private var capacity = 0
+    private var marks: [UInt8] = []
+    private var blocksX = 0
+    private var blocksY = 0
+    private var stripe = 0
+    /// Scratch for merging runs of changed blocks into rectangles, kept between grabs.
+    private var rects: [PixelRect] = []
+    private var openRuns: [(start: Int, end: Int, rect: Int)] = []
+    private var rowRuns: [(start: Int, end: Int, rect: Int)] = []
+
+    deinit { previous?.deallocate() }
+
+    private var stride: Int { width * 4 }
+
+    /// Takes `picture` as the reference (a first picture or a new size): a full copy.
+    func reset(to picture: BorrowedBGRXPicture) {
+        width = picture.width
+        height = picture.height
+        let bytes = stride * height
+        if bytes > capacity {
+            previous?.deallocate()
+            previous = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            capacity = bytes
+        }
+        if let previous {
+            for row in 0..<height {
+                previous.advanced(by: row * stride).copyMemory(
+                    from: picture.base.advanced(by: row * picture.stride),
+                    byteCount: stride
+                )
+            }
+        }
+        blocksX = (width + Self.blockSize - 1) / Self.blockSize
+        blocksY = (height + Self.blockSize - 1) / Self.blockSize
+        if marks.count < blocksX * blocksY {
+            marks = [UInt8](repeating: 0, count: blocksX * blocksY)
+        }
+    }
+
+    /// Starts a comparison: all blocks (`everything`), or none until damage and the stripe are marked.
+    func begin(everything: Bool) {
+        let count = blocksX * blocksY
+        marks.withUnsafeMutableBufferPointer { marks in
+            for index in 0..<count { marks[index] = everything ? Mark.damaged : Mark.skip }
+        }
+    }
+
+    /// Marks the blocks under a damaged rectangle (picture coordinates).
+    func markDamaged(_ rect: PixelRect) {
+        let area = rect.clipped(to: PixelRect(x: 0, y: 0, width: width, height: height))
+        guard !area.isEmpty else { return }
+        let firstColumn = area.x / Self.blockSize
+        let lastColumn = (area.x + area.width - 1) / Self.blockSize
+        for row in (area.y / Self.blockSize)...((area.y + area.height - 1) / Self.blockSize) {
+            for column in firstColumn...lastColumn { marks[row * blocksX + column] = Mark.damaged }
+        }
+    }
+
+    /// Marks the next 1/8 of block rows outside the damage, so a change damage missed is found
+    /// within eight grabs; `all` marks every unmarked block (damage recently missed something).
+    func markStripe(all: Bool) {
+        for row in 0..<blocksY where all || row % Self.stripeCount == stripe {
+            for column in 0..<blocksX where marks[row * blocksX + column] == Mark.skip {
+                marks[row * blocksX + column] = Mark.stripe
+            }
+        }
+        stripe = (stripe + 1) % Self.stripeCount
+    }
+
+    /// Compares the marked blocks, copies the changed ones into the reference and fills `area`
+    /// with merged rectangles. Returns the changed pixels and the changed blocks damage missed.
+    func compare(
+        _ picture: BorrowedBGRXPicture,
+        into area: inout ChangedArea
+    ) -> (changedPixels: Int, missed: Int) {
+        guard let previous, picture.width == width, picture.height == height else { return (0, 0) }
+        var changedPixels = 0
+        var missed = 0
+        let stride = self.stride
+        marks.withUnsafeMutableBufferPointer { marks in
+            for blockRow in 0..<blocksY {
+                let top = blockRow * Self.blockSize
+                let bottom = min(top + Self.blockSize, height)
+                for blockColumn in 0..<blocksX {
+                    let index = blockRow * blocksX + blockColumn
+                    let mark = marks[index]
+                    guard mark != Mark.skip else { continue }
+                    let left = blockColumn * Self.blockSize
+                    let bytes = (min(left + Self.blockSize, width) - left) * 4
+                    var row = top
+                    while row < bottom {
+                        let current = picture.base.advanced(by: row * picture.stride + left * 4)
+                        if memcmp(current, previous.advanced(by: row * stride + left * 4), bytes) != 0 { break }
+                        row += 1
+                    }
+                    guard row < bottom else { continue }
+                    // Rows above `row` are equal; copy the rest into the reference.
+                    for copyRow in row..<bottom {
+                        previous.advanced(by: copyRow * stride + left * 4).copyMemory(
+                            from: picture.base.advanced(by: copyRow * picture.stride + left * 4),
+                            byteCount: bytes
+                        )
+                    }
+                    marks[index] = mark | Mark.changed
+                    changedPixels += bytes / 4 * (bottom - top)
+                    if mark == Mark.stripe { missed += 1 }
+                }
+            }
+        }
+        mergeRuns(into: &area)
+        return (changedPixels, missed)
+    }
+
+    /// Horizontally adjacent changed blocks of a block row become one run; a run with the same
+    /// columns as one ending in the row above extends that rectangle downwards.
+    private func mergeRuns(into area: inout ChangedArea) {
+        rects.removeAll(keepingCapacity: true)
+        openRuns.removeAll(keepingCapacity: true)
+        for blockRow in 0..<blocksY {
+            rowRuns.removeAll(keepingCapacity: true)
+            let top = blockRow * Self.blockSize
+            let rowHeight = min(Self.blockSize, height - top)
+            var column = 0
+            while column < blocksX {
+                guard marks[blockRow * blocksX + column] & Mark.changed != 0 else {
+                    column += 1
+                    continue
+                }
+                let start = column
+                while column < blocksX && marks[blockRow * blocksX + column] & Mark.changed != 0 { column += 1 }
+                if let open = openRuns.first(where: { $0.start == start && $0.end == column }) {
+                    rects[open.rect].height += rowHeight
+                    rowRuns.append((start, column, open.rect))
+                } else {
+                    let left = start * Self.blockSize
+                    let right = min(column * Self.blockSize, width)
+                    rects.append(PixelRect(x: left, y: top, width: right - left, height: rowHeight))
+                    rowRuns.append((start, column, rects.count - 1))
+                }
+            }
+            swap(&openRuns, &rowRuns)
+        }
+        for rect in rects { area.add(rect) }
+    }
+}

@@ -1,0 +1,146 @@
+import CYUV
+
+/// Converts grabbed screen pictures (borrowed BGRX) into the encoder's I420 in one pass: libyuv
+/// reads the grabbed memory and writes the output planes (or, when the picture must be scaled,
+/// a full-size stage that libyuv then box-filters into them). No full copy of the picture is
+/// made; the cursor goes into a small copy of the pixels under it, converted over its place in
+/// the planes, so the grabbed memory is never written.
+///
+/// Its planes are kept between pictures: the frame it returns shares them, and once the encoder
+/// has let go of it the next picture is written in place, so steady state allocates nothing.
+public final class ScreenConverter {
+    private var stage = PlaneSet()
+    private var output = PlaneSet()
+    /// The pixels under the cursor, blended (BGRX, `patchStride` bytes a row).
+    private var patch: [UInt8] = []
+
+    public init() {}
+
+    /// `picture` as upright I420 of exactly `width`×`height` (both even), scaled to fit and
+    /// centred on black when its shape differs, with `cursor` drawn over it.
+    public func convert(
+        _ picture: BorrowedBGRXPicture,
+        cursor: CursorSprite?,
+        width: Int,
+        height: Int
+    ) throws(MediaError) -> VideoFrame {
+        try VideoFrame.validate(width: width, height: height)
+        try VideoFrame.validate(width: picture.width, height: picture.height)
+        guard width % 2 == 0, height % 2 == 0 else {
+            throw MediaError(.invalidDimensions, "output size \(width)x\(height) must be even")
+        }
+        guard picture.stride >= 4 * picture.width else {
+            throw MediaError(
+                .planeTooSmall,
+                "BGRX stride \(picture.stride) is under 4 × width \(picture.width)"
+            )
+        }
+        let inner = VideoConverter.fitInside(
+            width: picture.width,
+            height: picture.height,
+            maxWidth: width,
+            maxHeight: height
+        )
+        output.resize(width: width, height: height)
+        let x = ((width - inner.width) / 2) & ~1
+        let y = ((height - inner.height) / 2) & ~1
+        if inner.width != width || inner.height != height { output.fillBlack() }
+        if picture.width == inner.width && picture.height == inner.height {
+            try write(picture, cursor: cursor, into: &output, x: x, y: y)
+        } else {
+            stage.resize(width: picture.width, height: picture.height)
+            try write(picture, cursor: cursor, into: &stage, x: 0, y: 0)
+            stage.scale(into: &output, x: x, y: y, width: inner.width, height: inner.height)
+        }
+        return try output.frame(captureTime: picture.captureTime)
+    }
+
+    /// BGRX → I420 at (x, y) of `planes`, then the cursor over it.
+    private func write(
+        _ picture: BorrowedBGRXPicture,
+        cursor: CursorSprite?,
+        into planes: inout PlaneSet,
+        x: Int,
+        y: Int
+    ) throws(MediaError) {
+        var status: Int32 = 0
+        let source = picture.base.assumingMemoryBound(to: UInt8.self)
+        planes.withPointers(x: x, y: y) { dy, sy, du, su, dv, sv in
+            status = ARGBToI420(
+                source,
+                Int32(picture.stride),
+                dy,
+                sy,
+                du,
+                su,
+                dv,
+                sv,
+                Int32(picture.width),
+                Int32(picture.height)
+            )
+        }
+        guard status == 0 else {
+            throw MediaError(.library, "libyuv failed converting BGRX \(picture.width)x\(picture.height)")
+        }
+        if let cursor { try drawCursor(cursor, over: picture, into: &planes, x: x, y: y) }
+    }
+
+    /// Copies the pixels under the cursor (widened to even edges so its chroma samples are whole),
+    /// blends the sprite into the copy and converts the copy over the same place.
+    private func drawCursor(
+        _ cursor: CursorSprite,
+        over picture: BorrowedBGRXPicture,
+        into planes: inout PlaneSet,
+        x: Int,
+        y: Int
+    ) throws(MediaError) {
+        let bounds = PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)
+        let covered = cursor.rect.clipped(to: bounds)
+        guard !covered.isEmpty else { return }
+        let left = covered.x & ~1
+        let top = covered.y & ~1
+        let right = min(picture.width, (covered.x + covered.width + 1) & ~1)
+        let bottom = min(picture.height, (covered.y + covered.height + 1) & ~1)
+        let patchWidth = right - left
+        let patchHeight = bottom - top
+        let patchStride = patchWidth * 4
+        if patch.count < patchStride * patchHeight {
+            patch = [UInt8](repeating: 0, count: patchStride * patchHeight)
+        }
+        var status: Int32 = 0
+        patch.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for row in 0..<patchHeight {
+                base.advanced(by: row * patchStride).copyMemory(
+                    from: picture.base.advanced(by: (top + row) * picture.stride + left * 4),
+                    byteCount: patchStride
+                )
+            }
+            cursor.blend(
+                into: base,
+                stride: patchStride,
+                width: patchWidth,
+                height: patchHeight,
+                originX: left,
+                originY: top
+            )
+            planes.withPointers(x: x + left, y: y + top) { dy, sy, du, su, dv, sv in
+                status = ARGBToI420(
+                    base.assumingMemoryBound(to: UInt8.self),
+                    Int32(patchStride),
+                    dy,
+                    sy,
+                    du,
+                    su,
+                    dv,
+                    sv,
+                    Int32(patchWidth),
+                    Int32(patchHeight)
+                )
+            }
+        }
+        guard status == 0 else {
+            throw MediaError(.library, "libyuv failed converting the cursor's \(patchWidth)x\(patchHeight) patch")
+        }
+    }
+}

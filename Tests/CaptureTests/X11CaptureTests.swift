@@ -1,0 +1,322 @@
+import Capture
+import Glibc
+import Media
+import TestSupport
+import Testing
+
+/// The pixel at (x, y) as 0xRRGGBB (bytes B, G, R, X in memory).
+private func rgb(_ picture: BorrowedBGRXPicture, _ x: Int, _ y: Int) -> UInt32 {
+    picture.base.loadUnaligned(fromByteOffset: y * picture.stride + x * 4, as: UInt32.self) & 0xFF_FFFF
+}
+
+/// The CaptureError `body` threw (nil when it threw nothing or something else).
+private func captureError(_ body: () throws -> Void) -> CaptureError? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? CaptureError
+    }
+}
+
+private func makeCapture(
+    _ server: XvfbServer,
+    _ target: CaptureTarget = .screen,
+    cursor: Bool = false,
+    shm: Bool = true
+)
+    throws -> X11Capture
+{
+    try X11Capture(X11CaptureConfiguration(display: server.display, target: target, cursor: cursor, sharedMemory: shm))
+}
+
+@Suite("X11 capture on Xvfb", .serialized)
+struct X11CaptureTests {
+    @Test("screen pixels through MIT-SHM")
+    func screenThroughSharedMemory() throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#102030"])
+        let client = try XClient(display: server.display)
+        _ = try client.window((100, 50, 80, 60), color: 0xFF0000)
+        let capture = try makeCapture(server)
+        #expect(capture.usesSharedMemory)
+        #expect(capture.sharedMemoryFallbackReason == nil)
+        #expect(capture.displayName == server.display)
+        #expect(capture.screenSize == (640, 480))
+        #expect(capture.targetDescription == "screen 640x480")
+        let grab = try capture.grab(at: 1000)
+        #expect(grab.picture.width == 640 && grab.picture.height == 480)
+        #expect(grab.picture.stride >= 640 * 4)
+        #expect(grab.picture.captureTime == 1000)
+        #expect(rgb(grab.picture, 10, 10) == 0x102030)
+        #expect(rgb(grab.picture, 639, 479) == 0x102030)
+        #expect(rgb(grab.picture, 100, 50) == 0xFF0000)
+        #expect(rgb(grab.picture, 179, 109) == 0xFF0000)
+        #expect(rgb(grab.picture, 180, 110) == 0x102030)
+        #expect(grab.changed == ChangedArea.whole(width: 640, height: 480))
+        #expect(!grab.sizeChanged)
+        #expect(capture.statistics.framesGrabbed == 1)
+        #expect(capture.statistics.sharedMemory)
+    }
+
+    @Test("screen pixels through GetImage when the server has no MIT-SHM")
+    func screenThroughGetImage() throws {
+        let server = try XvfbServer(width: 640, height: 480, extraArguments: ["-extension", "MIT-SHM"])
+        try server.run("xsetroot", ["-solid", "#00FF00"])
+        let client = try XClient(display: server.display)
+        _ = try client.window((600, 440, 40, 40), color: 0x0000FF)
+        let capture = try makeCapture(server)
+        #expect(!capture.usesSharedMemory)
+        let reason = try #require(capture.sharedMemoryFallbackReason)
+        #expect(reason.contains("MIT-SHM"))
+        #expect(!reason.contains("\n"))
+        let grab = try capture.grab(at: 1)
+        #expect(rgb(grab.picture, 0, 0) == 0x00FF00)
+        #expect(rgb(grab.picture, 620, 460) == 0x0000FF)
+        #expect(rgb(grab.picture, 639, 479) == 0x0000FF)
+        #expect(!capture.statistics.sharedMemory)
+    }
+
+    @Test("GetImage reads an area larger than one request allows in bands")
+    func getImageBands() throws {
+        // 2600x1700x4 bytes is more than BIG-REQUESTS' 16 MiB maximum: at least two bands.
+        let server = try XvfbServer(width: 2600, height: 1700)
+        try server.run("xsetroot", ["-solid", "#404040"])
+        let client = try XClient(display: server.display)
+        _ = try client.window((0, 0, 2600, 10), color: 0xFF0000)
+        _ = try client.window((0, 1690, 2600, 10), color: 0x00FF00)
+        let capture = try makeCapture(server, shm: false)
+        #expect(!capture.usesSharedMemory)
+        #expect(capture.sharedMemoryFallbackReason == nil)
+        let grab = try capture.grab(at: 1)
+        #expect(rgb(grab.picture, 2599, 0) == 0xFF0000)
+        #expect(rgb(grab.picture, 1300, 850) == 0x404040)
+        #expect(rgb(grab.picture, 2599, 1699) == 0x00FF00)
+        #expect(rgb(grab.picture, 0, 1689) == 0x404040)
+    }
+
+    @Test("region and window strings")
+    func parsing() throws {
+        #expect(try CaptureTarget.parseRegion("320x240+10+20") == PixelRect(x: 10, y: 20, width: 320, height: 240))
+        for bad in ["640x480", "0x10+0+0", "10x10+-1+0", "axb+0+0", "10x10+0+0+0", "", "10x+1+1"] {
+            let error = captureError { _ = try CaptureTarget.parseRegion(bad) }
+            #expect(error?.code == .badTarget, "\(bad)")
+            #expect(error?.message.contains("'\(bad)'") == true)
+        }
+        #expect(try CaptureTarget.parseWindow("0x1a") == 26)
+        #expect(try CaptureTarget.parseWindow("0X200001") == 0x20_0001)
+        #expect(try CaptureTarget.parseWindow("123") == 123)
+        for bad in ["zz", "0x", "-5", "0", "0x1ffffffff", "12 3"] {
+            #expect(captureError { _ = try CaptureTarget.parseWindow(bad) }?.code == .badTarget, "\(bad)")
+        }
+    }
+
+    @Test("a region is checked against the screen and grabbed at its place")
+    func region() throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#000080"])
+        let outside = captureError {
+            _ = try X11Capture(
+                X11CaptureConfiguration(
+                    display: server.display,
+                    target: .region(PixelRect(x: 400, y: 300, width: 320, height: 240))
+                )
+            )
+        }
+        #expect(outside?.code == .badTarget)
+        #expect(outside?.message.contains("320x240+400+300") == true)
+        #expect(outside?.message.contains("640x480") == true)
+
+        let client = try XClient(display: server.display)
+        _ = try client.window((200, 100, 10, 10), color: 0xFFFF00)
+        let capture = try makeCapture(server, .region(PixelRect(x: 190, y: 95, width: 100, height: 50)))
+        #expect(capture.targetDescription == "region 100x50+190+95")
+        let grab = try capture.grab(at: 1)
+        #expect(grab.picture.width == 100 && grab.picture.height == 50)
+        #expect(rgb(grab.picture, 10, 5) == 0xFFFF00)
+        #expect(rgb(grab.picture, 9, 5) == 0x000080)
+    }
+
+    @Test("connection errors name the display")
+    func connectionErrors() {
+        let refused = captureError { _ = try X11Capture(X11CaptureConfiguration(display: ":19999")) }
+        #expect(refused?.code == .displayRefused)
+        #expect(refused?.message.contains(":19999") == true)
+        let malformed = captureError { _ = try X11Capture(X11CaptureConfiguration(display: "no display here")) }
+        #expect(malformed?.code == .displayRefused)
+    }
+
+    @Test("a RandR monitor, its disappearance and return")
+    func monitor() throws {
+        let server = try XvfbServer(width: 1280, height: 720)
+        try server.run("xrandr", ["--setmonitor", "A", "640/0x720/0+0+0", "none"])
+        try server.run("xrandr", ["--setmonitor", "B", "640/0x720/0+640+0", "none"])
+        let client = try XClient(display: server.display)
+        _ = try client.window((0, 0, 640, 720), color: 0xFF0000)
+        _ = try client.window((640, 0, 640, 720), color: 0x0000FF)
+
+        let monitors = try X11Capture.monitors(display: server.display)
+        let names = monitors.map(\.name)
+        #expect(names.contains("A") && names.contains("B"))
+        let indexOfB = try #require(names.firstIndex(of: "B"))
+        #expect(monitors[indexOfB].rect == PixelRect(x: 640, y: 0, width: 640, height: 720))
+
+        let unknown = captureError { _ = try makeCapture(server, .monitor("C")) }
+        #expect(unknown?.code == .badTarget)
+        #expect(unknown?.message.contains("'C'") == true)
+        #expect(unknown?.message.contains("'A'") == true && unknown?.message.contains("'B'") == true)
+
+        let byIndex = try makeCapture(server, .monitor("\(indexOfB)"))
+        #expect(byIndex.targetDescription == "monitor 'B' 640x720+640+0")
+
+        let capture = try makeCapture(server, .monitor("B"))
+        #expect(capture.targetDescription == "monitor 'B' 640x720+640+0")
+        var grab = try capture.grab(at: 1)
+        #expect(grab.picture.width == 640 && grab.picture.height == 720)
+        #expect(rgb(grab.picture, 0, 0) == 0x0000FF)
+        #expect(rgb(grab.picture, 639, 719) == 0x0000FF)
+
+        try server.run("xrandr", ["--delmonitor", "B"])
+        grab = try capture.grab(at: 2)
+        #expect(grab.sizeChanged)
+        #expect(grab.picture.width == 1280 && grab.picture.height == 720)
+        #expect(rgb(grab.picture, 0, 0) == 0xFF0000)
+        #expect(capture.drainEvents().contains { $0.contains("'B' is gone") })
+        #expect(capture.drainEvents().isEmpty)
+
+        try server.run("xrandr", ["--setmonitor", "B", "640/0x720/0+640+0", "none"])
+        grab = try capture.grab(at: 3)
+        #expect(grab.sizeChanged)
+        #expect(grab.picture.width == 640)
+        #expect(rgb(grab.picture, 0, 0) == 0x0000FF)
+        #expect(capture.drainEvents().contains { $0.contains("'B' is back") })
+    }
+
+    @Test("a window target follows moves and resizes, and its destruction ends the capture")
+    func window() throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#000000"])
+        let client = try XClient(display: server.display)
+        let window = try client.window((50, 40, 200, 100), color: 0x00FF00, title: "probe")
+        let hex = "0x" + String(window, radix: 16)
+
+        let missing = captureError { _ = try makeCapture(server, .window(window + 1000)) }
+        #expect(missing?.code == .badTarget)
+
+        let capture = try makeCapture(server, .window(window))
+        #expect(capture.targetDescription == "window \(hex) 'probe' 200x100+50+40")
+        var grab = try capture.grab(at: 1)
+        #expect(grab.picture.width == 200 && grab.picture.height == 100)
+        #expect(rgb(grab.picture, 0, 0) == 0x00FF00 && rgb(grab.picture, 199, 99) == 0x00FF00)
+
+        try client.configure(window, (300, 200, 150, 120))
+        grab = try capture.grab(at: 2)
+        #expect(grab.sizeChanged)
+        #expect(grab.picture.width == 150 && grab.picture.height == 120)
+        #expect(grab.changed == ChangedArea.whole(width: 150, height: 120))
+        #expect(rgb(grab.picture, 0, 0) == 0x00FF00 && rgb(grab.picture, 149, 119) == 0x00FF00)
+        #expect(capture.targetDescription == "window \(hex) 'probe' 150x120+300+200")
+        #expect(capture.drainEvents().contains { $0.contains("resized to 150x120") })
+
+        // Moved without resizing: same size, new place, what is on screen there.
+        _ = try client.window((0, 0, 640, 100), color: 0x123456)
+        try client.configure(window, (10, 20, 150, 120))
+        grab = try capture.grab(at: 3)
+        #expect(!grab.sizeChanged)
+        #expect(rgb(grab.picture, 0, 0) == 0x123456)
+        #expect(rgb(grab.picture, 0, 119) == 0x00FF00)
+
+        try client.destroy(window)
+        let gone = captureError { _ = try capture.grab(at: 4) }
+        #expect(gone?.code == .windowGone)
+        #expect(gone?.message == "window \(hex) was closed")
+    }
+
+    @Test("the server going away is displayGone")
+    func displayGone() throws {
+        let server = try XvfbServer(width: 320, height: 240)
+        let capture = try makeCapture(server, cursor: true)
+        _ = try capture.grab(at: 1)
+        server.stop()
+        let gone = captureError { _ = try capture.grab(at: 2) }
+        #expect(gone?.code == .displayGone)
+        #expect(gone?.message.contains("display \(server.display) is gone") == true)
+    }
+
+    @Test("changed area: whole, then nothing, then the drawn rectangle", arguments: [true, false])
+    func changedArea(sharedMemory: Bool) throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#202020"])
+        let client = try XClient(display: server.display)
+        let capture = try makeCapture(server, shm: sharedMemory)
+        var grab = try capture.grab(at: 1_000_000)
+        #expect(grab.changed.fraction == 1)
+        grab = try capture.grab(at: 2_000_000)
+        #expect(grab.changed.isEmpty)
+        #expect(grab.changed.fraction == 0)
+
+        try client.fillRoot((100, 100, 50, 40), color: 0xFF00FF)
+        grab = try capture.grab(at: 3_000_000)
+        #expect(rgb(grab.picture, 120, 120) == 0xFF00FF)
+        let bounds = grab.changed.bounds
+        #expect(PixelRect(x: 100, y: 100, width: 50, height: 40).clipped(to: bounds).area == 50 * 40)
+        // Blocks are 32x32: 96...160 by 96...160 covers it.
+        #expect(bounds.clipped(to: PixelRect(x: 96, y: 96, width: 64, height: 64)) == bounds)
+        #expect(grab.changed.fraction > 0 && grab.changed.fraction <= Double(64 * 64) / Double(640 * 480))
+        #expect(capture.statistics.lastChangedFraction == grab.changed.fraction)
+
+        grab = try capture.grab(at: 4_000_000)
+        #expect(grab.changed.isEmpty)
+
+        // Two separate changes stay two rectangles.
+        try client.fillRoot((0, 0, 10, 10), color: 0x00FFFF)
+        try client.fillRoot((600, 400, 10, 10), color: 0x00FFFF)
+        grab = try capture.grab(at: 5_000_000)
+        #expect(grab.changed.rects.count == 2)
+        #expect(capture.statistics.framesGrabbed == 5)
+    }
+
+    @Test("the cursor sprite follows the pointer and is not drawn into the picture")
+    func cursor() throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#303030"])
+        try server.run("xdotool", ["mousemove", "200", "150"])
+        let capture = try makeCapture(server, cursor: true)
+        var grab = try capture.grab(at: 1)
+        var first = try #require(grab.cursor)
+        if first.width <= 1 || first.height <= 1 {
+            // An empty root cursor: give the root a real one.
+            try server.run("xsetroot", ["-cursor_name", "left_ptr"])
+            grab = try capture.grab(at: 2)
+            first = try #require(grab.cursor)
+        }
+        #expect(first.width > 1 && first.height > 1)
+        #expect(first.pixels.count == first.width * first.height)
+        #expect(first.pixels.contains { $0 >> 24 != 0 })
+        #expect(rgb(grab.picture, 200, 150) == 0x303030)
+
+        try server.run("xdotool", ["mousemove", "260", "190"])
+        grab = try capture.grab(at: 3)
+        let second = try #require(grab.cursor)
+        #expect(second.x - first.x == 60 && second.y - first.y == 40)
+        #expect(second.serial == first.serial)
+        let bounds = grab.changed.bounds
+        #expect(first.rect.clipped(to: bounds) == first.rect)
+        #expect(second.rect.clipped(to: bounds) == second.rect)
+
+        grab = try capture.grab(at: 4)
+        #expect(grab.changed.isEmpty)
+
+        // Relative to a region's corner; nil once the pointer leaves it.
+        let region = try makeCapture(server, .region(PixelRect(x: 100, y: 100, width: 200, height: 200)), cursor: true)
+        let inside = try #require(try region.grab(at: 1).cursor)
+        #expect(inside.x == second.x - 100 && inside.y == second.y - 100)
+        try server.run("xdotool", ["mousemove", "500", "400"])
+        grab = try region.grab(at: 2)
+        #expect(grab.cursor == nil)
+        #expect(!grab.changed.isEmpty)
+
+        let off = try makeCapture(server, cursor: false)
+        #expect(try off.grab(at: 1).cursor == nil)
+    }
+}

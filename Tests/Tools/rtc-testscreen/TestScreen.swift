@@ -1,0 +1,593 @@
+import ArgumentParser
+import CXCB
+import CYUV
+import Glibc
+import Media
+
+/// `rtc-testscreen`: a test X client. Paints the product's synthetic screen (with its timecode
+/// strip) into an X window at a steady rate, or one solid colour, so the capture tests have real
+/// X content to capture and can check the timecodes a receiver decoded.
+///
+/// Prints `window 0x…` (the window's id) once the window is mapped and holds its first picture.
+/// Exits 0 at the end of `--duration` or on SIGINT/SIGTERM; exits 1 with one stderr line when the
+/// display cannot be reached or goes away.
+@main
+struct TestScreen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rtc-testscreen",
+        abstract: "Paint the synthetic test screen (or a solid colour) into an X window."
+    )
+
+    @Option(help: "X display, e.g. :99 (default: $DISPLAY).")
+    var display: String?
+
+    @Option(help: "Window size WxH.")
+    var size: String = "1280x720"
+
+    @Option(help: "Window position X,Y on the root window.")
+    var position: String = "0,0"
+
+    @Option(help: "Frames per second.")
+    var fps: Int = 30
+
+    @Option(help: "Window title (WM_NAME and _NET_WM_NAME).")
+    var title: String = "rtc-testscreen"
+
+    @Option(help: "Exit 0 after this many seconds (default: run until SIGINT/SIGTERM).")
+    var duration: Double?
+
+    @Option(help: "Paint this colour (RRGGBB hex) once instead of the synthetic screen, then idle.")
+    var solid: String?
+
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Override-redirect window: no window manager moves, resizes or decorates it."
+    )
+    var overrideRedirect = true
+
+    @Flag(help: "Send pictures with PutImage in bands even when MIT-SHM is available.")
+    var putImage = false
+
+    @Flag(help: "At the end of --duration, print one stderr line: frames painted and skipped, time per frame.")
+    var stats = false
+
+    func validate() throws {
+        guard parsedSize != nil else { throw ValidationError("--size must be WxH with W, H ≥ 1, got \(size)") }
+        guard parsedPosition != nil else { throw ValidationError("--position must be X,Y, got \(position)") }
+        guard (1...240).contains(fps) else { throw ValidationError("--fps must be 1...240, got \(fps)") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if let solid, parseColour(solid) == nil { throw ValidationError("--solid must be RRGGBB hex, got \(solid)") }
+    }
+
+    var parsedSize: (width: Int, height: Int)? {
+        let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, (1...8192).contains(parts[0]), (1...8192).contains(parts[1]) else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    var parsedPosition: (x: Int, y: Int)? {
+        let parts = position.split(separator: ",").compactMap { Int($0.trimmingPrefix("+")) }
+        guard parts.count == 2, parts.allSatisfy({ (-32768...32767).contains($0) }) else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    func run() throws {
+        guard let (width, height) = parsedSize, let (x, y) = parsedPosition else { throw ExitCode(2) }
+        let name = display ?? getenv("DISPLAY").map { String(cString: $0) } ?? ""
+        guard !name.isEmpty else { fail("no X display: give --display or set DISPLAY") }
+        // SIGINT and SIGTERM end it at once with status 0: the server drops the window with the
+        // connection, and the SHM segment is already marked for removal.
+        // Unblocked too: a child inherits its parent's mask, and a test runner's threads block them.
+        signal(SIGINT) { _ in _exit(0) }
+        signal(SIGTERM) { _ in _exit(0) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+
+        let painter = try Painter(
+            display: name,
+            x: x,
+            y: y,
+            width: width,
+            height: height,
+            title: title,
+            overrideRedirect: overrideRedirect,
+            sharedMemory: !putImage,
+            solid: solid.flatMap(parseColour)
+        )
+        painter.run(fps: fps, duration: duration, stats: stats)
+    }
+}
+
+/// 0x00RRGGBB from "RRGGBB" (a leading "#" or "0x" allowed).
+func parseColour(_ text: String) -> UInt32? {
+    var hex = Substring(text)
+    if hex.hasPrefix("#") { hex = hex.dropFirst() } else if hex.lowercased().hasPrefix("0x") { hex = hex.dropFirst(2) }
+    guard hex.count == 6 else { return nil }
+    return UInt32(hex, radix: 16)
+}
+
+/// One stderr line, exit 1.
+func fail(_ message: String) -> Never {
+    emit("rtc-testscreen: \(message)\n", to: 2)
+    exit(1)
+}
+
+/// `text` written straight to a file descriptor (1: stdout, 2: stderr), unbuffered.
+func emit(_ text: String, to fd: Int32) {
+    var text = text
+    text.withUTF8 { _ = write(fd, $0.baseAddress, $0.count) }
+}
+
+/// `value` with two decimals, for the --stats line.
+func hundredths(_ value: Double) -> String {
+    let scaled = Int((value * 100).rounded())
+    let fraction = abs(scaled % 100)
+    return "\(scaled / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+}
+
+/// Nanoseconds on the monotonic clock (the capture times of `VideoFrame`).
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+/// The X connection, the window and the pixels going into it.
+final class Painter {
+    private let connection: OpaquePointer
+    private let displayName: String
+    private let window: xcb_window_t
+    private let gc: xcb_gcontext_t
+    private let depth: UInt8
+    private let solid: UInt32?
+    /// The window's size as the server last reported it.
+    private var windowWidth: Int
+    private var windowHeight: Int
+    /// The picture's size: the window's, rounded up to even (and at least the synthetic
+    /// source's 160x96); what does not fit the window is not sent.
+    private var pictureWidth = 0
+    private var pictureHeight = 0
+    private var source: SyntheticScreenSource?
+    private var frameRate = 30
+    /// BGRX pixels of the picture: the MIT-SHM segment, or plain memory without SHM.
+    private var pixels: UnsafeMutablePointer<UInt32>?
+    private var capacity = 0
+    private var shm: (segment: xcb_shm_seg_t, id: Int32)?
+    private let shmAvailable: Bool
+    private let shmCompletion: UInt8
+    /// A ShmPutImage the server may still be reading from the segment.
+    private var putPending = false
+    private let maxRequestBytes: Int
+
+    init(
+        display: String,
+        x: Int,
+        y: Int,
+        width: Int,
+        height: Int,
+        title: String,
+        overrideRedirect: Bool,
+        sharedMemory: Bool,
+        solid: UInt32?
+    ) throws {
+        displayName = display
+        self.solid = solid
+        windowWidth = width
+        windowHeight = height
+        var screenNumber: Int32 = 0
+        guard let connection = xcb_connect(display, &screenNumber), xcb_connection_has_error(connection) == 0
+        else { fail("cannot connect to X display \(display)") }
+        self.connection = connection
+        var roots = xcb_setup_roots_iterator(xcb_get_setup(connection))
+        for _ in 0..<max(0, Int(screenNumber)) where roots.rem > 0 { xcb_screen_next(&roots) }
+        guard roots.rem > 0, let screen = roots.data?.pointee else {
+            fail("display \(display) has no screen \(screenNumber)")
+        }
+        depth = screen.root_depth
+        guard Self.bitsPerPixel(connection, depth: depth) == 32, depth == 24 || depth == 32 else {
+            fail("display \(display) has depth \(depth); need 24-bit TrueColor at 32 bits per pixel")
+        }
+        maxRequestBytes = Int(xcb_get_maximum_request_length(connection)) * 4
+
+        // MIT-SHM, unless the server lacks it (Xvfb -extension MIT-SHM) or cannot attach our
+        // segments (another IPC namespace): then PutImage in bands.
+        var shmFirstEvent: UInt8 = 0
+        var haveShm = false
+        let shmName = "MIT-SHM"
+        let query = xcb_query_extension(connection, UInt16(shmName.utf8.count), shmName)
+        if sharedMemory, let present = xcb_query_extension_reply(connection, query, nil) {
+            if present.pointee.present != 0 {
+                let reply = xcb_shm_query_version_reply(connection, xcb_shm_query_version(connection), nil)
+                haveShm = reply != nil
+                free(reply)
+                shmFirstEvent = present.pointee.first_event
+            }
+            free(present)
+        }
+        shmAvailable = haveShm
+        shmCompletion = shmFirstEvent &+ UInt8(XCB_SHM_COMPLETION)
+
+        window = xcb_generate_id(connection)
+        // Value list in the order of the mask bits: BACK_PIXEL, OVERRIDE_REDIRECT, EVENT_MASK.
+        let events = XCB_EVENT_MASK_EXPOSURE.rawValue | XCB_EVENT_MASK_STRUCTURE_NOTIFY.rawValue
+        let values: [UInt32] = [screen.black_pixel, overrideRedirect ? 1 : 0, events]
+        xcb_create_window(
+            connection,
+            depth,
+            window,
+            screen.root,
+            Int16(x),
+            Int16(y),
+            UInt16(width),
+            UInt16(height),
+            0,
+            UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+            screen.root_visual,
+            XCB_CW_BACK_PIXEL.rawValue | XCB_CW_OVERRIDE_REDIRECT.rawValue | XCB_CW_EVENT_MASK.rawValue,
+            values
+        )
+        gc = xcb_generate_id(connection)
+        xcb_create_gc(connection, gc, window, 0, nil)
+        setTitle(title)
+        if !overrideRedirect { setPositionHints(x: x, y: y, width: width, height: height) }
+        resize(width: width, height: height)
+        xcb_map_window(connection, window)
+    }
+
+    /// Paints until the duration ends or a signal comes; never returns on a lost display.
+    func run(fps: Int, duration: Double?, stats: Bool) {
+        frameRate = fps
+        if solid == nil { makeSource() }
+        let start = monotonicNanoseconds()
+        let period = UInt64(1_000_000_000 / fps)
+        let end = duration.map { start + UInt64($0 * 1e9) }
+        var lastIndex = -1
+        // First picture, then the window's id: a test that has read the line finds it painted.
+        paint(index: 0, captureTime: start)
+        lastIndex = 0
+        sync()
+        emit("window 0x\(String(window, radix: 16))\n", to: 1)
+
+        var connectionFD = pollfd(fd: xcb_get_file_descriptor(connection), events: Int16(POLLIN), revents: 0)
+        while true {
+            handleEvents()
+            let now = monotonicNanoseconds()
+            if let end, now >= end { break }
+            if solid == nil {
+                // The frame wall time is in: a late frame is skipped, never caught up in a burst.
+                let index = Int((now - start) / period)
+                if index > lastIndex {
+                    skipped += index - lastIndex - 1
+                    paint(index: index, captureTime: now)
+                    let cost = monotonicNanoseconds() - now
+                    painted += 1
+                    paintNanoseconds += cost
+                    slowestPaint = max(slowestPaint, cost)
+                    lastIndex = index
+                }
+            }
+            var wake = solid == nil ? start + UInt64(lastIndex + 1) * period : UInt64.max
+            if let end { wake = min(wake, end) }
+            let after = monotonicNanoseconds()
+            let timeout =
+                wake == .max ? -1 : wake <= after ? 0 : Int32(min((wake - after + 999_999) / 1_000_000, 60_000))
+            connectionFD.revents = 0
+            if poll(&connectionFD, 1, timeout) < 0, errno != EINTR { fail("poll failed: errno \(errno)") }
+            if connectionFD.revents & Int16(POLLHUP | POLLERR) != 0 { lost() }
+        }
+        if stats {
+            let seconds = Double(monotonicNanoseconds() - start) / 1e9
+            let frames = painted + 1
+            let average = Double(paintNanoseconds) / Double(max(painted, 1)) / 1e6
+            emit(
+                "rtc-testscreen: \(pictureWidth)x\(pictureHeight) painted \(frames) frames in \(hundredths(seconds)) s "
+                    + "(\(hundredths(Double(frames) / seconds)) fps), skipped \(skipped), "
+                    + "paint avg \(hundredths(average)) ms, max \(hundredths(Double(slowestPaint) / 1e6)) ms, "
+                    + "source init \(hundredths(Double(sourceNanoseconds) / 1e6)) ms, "
+                    + (shm == nil ? "PutImage" : "MIT-SHM") + "\n",
+                to: 2
+            )
+        }
+        xcb_disconnect(connection)
+    }
+
+    private var painted = 0
+    private var skipped = 0
+    private var paintNanoseconds: UInt64 = 0
+    private var slowestPaint: UInt64 = 0
+    private var sourceNanoseconds: UInt64 = 0
+
+    private func lost() -> Never { fail("lost the X display \(displayName)") }
+
+    /// Handles what the server sent: size changes, exposures, completions, errors.
+    private func handleEvents() {
+        while let event = xcb_poll_for_event(connection) {
+            note(event)
+            free(event)
+        }
+        if xcb_connection_has_error(connection) != 0 { lost() }
+        if let (width, height) = requestedSize {
+            requestedSize = nil
+            if width != windowWidth || height != windowHeight {
+                resize(width: width, height: height)
+                if solid == nil { makeSource() }
+                exposed = false
+                paintCurrent()
+            }
+        }
+        if exposed {
+            exposed = false
+            putPixels()
+        }
+    }
+
+    /// A size the window was given, to follow at the next turn of the loop.
+    private var requestedSize: (width: Int, height: Int)?
+    /// An Expose series ended: the window needs its picture again.
+    private var exposed = false
+
+    /// Records one event (acted on by `handleEvents`, so this is safe while waiting for a
+    /// completion in the middle of painting).
+    private func note(_ event: UnsafeMutablePointer<xcb_generic_event_t>) {
+        let raw = UnsafeMutableRawPointer(event)
+        switch event.pointee.response_type & 0x7f {
+        case 0:
+            let error = raw.assumingMemoryBound(to: xcb_generic_error_t.self).pointee
+            fail(
+                "X error \(error.error_code) for request \(error.major_code).\(error.minor_code) "
+                    + "(resource 0x\(String(error.resource_id, radix: 16)))"
+            )
+        case UInt8(XCB_CONFIGURE_NOTIFY):
+            let configure = raw.assumingMemoryBound(to: xcb_configure_notify_event_t.self).pointee
+            if configure.window == window { requestedSize = (Int(configure.width), Int(configure.height)) }
+        case UInt8(XCB_EXPOSE):
+            if raw.assumingMemoryBound(to: xcb_expose_event_t.self).pointee.count == 0 { exposed = true }
+        case shmCompletion where shmAvailable:
+            putPending = false
+        default:
+            break
+        }
+    }
+
+    /// New window size: the picture follows it, in a buffer (or segment) grown only when needed.
+    private func resize(width: Int, height: Int) {
+        windowWidth = width
+        windowHeight = height
+        pictureWidth = max(160, (width + 1) & ~1)
+        pictureHeight = max(96, (height + 1) & ~1)
+        let needed = pictureWidth * pictureHeight
+        if needed > capacity {
+            waitForPut()
+            releasePixels()
+            allocatePixels(count: needed)
+        }
+        if let solid {
+            pixels?.update(repeating: 0xFF00_0000 | solid, count: pictureWidth * pictureHeight)
+        }
+    }
+
+    private func makeSource() {
+        let started = monotonicNanoseconds()
+        defer { sourceNanoseconds = monotonicNanoseconds() - started }
+        do {
+            source = try SyntheticScreenSource(width: pictureWidth, height: pictureHeight, frameRate: frameRate)
+        } catch {
+            fail("synthetic screen at \(pictureWidth)x\(pictureHeight): \(error)")
+        }
+    }
+
+    /// After a resize: the same stream time, drawn at the new size.
+    private var lastPainted: (index: Int, captureTime: UInt64) = (0, 0)
+
+    private func paintCurrent() {
+        if solid == nil { paint(index: lastPainted.index, captureTime: lastPainted.captureTime) } else { putPixels() }
+    }
+
+    /// Renders frame `index` as BGRX into the buffer and sends it.
+    private func paint(index: Int, captureTime: UInt64) {
+        lastPainted = (index, captureTime)
+        if let source {
+            let frame = source.videoFrame(index: index, captureTime: captureTime)
+            waitForPut()
+            guard let pixels else { return }
+            let destination = UnsafeMutableRawPointer(pixels).assumingMemoryBound(to: UInt8.self)
+            frame.y.withUnsafeBufferPointer { y in
+                frame.u.withUnsafeBufferPointer { u in
+                    frame.v.withUnsafeBufferPointer { v in
+                        _ = I420ToARGB(
+                            y.baseAddress,
+                            Int32(frame.strideY),
+                            u.baseAddress,
+                            Int32(frame.strideU),
+                            v.baseAddress,
+                            Int32(frame.strideV),
+                            destination,
+                            Int32(pictureWidth * 4),
+                            Int32(frame.width),
+                            Int32(frame.height)
+                        )
+                    }
+                }
+            }
+        }
+        putPixels()
+    }
+
+    /// Sends the buffer to the window: one ShmPutImage, or PutImage in bands under the request
+    /// size limit. Only the part inside the window is sent.
+    private func putPixels() {
+        guard let pixels else { return }
+        let width = min(pictureWidth, windowWidth)
+        let height = min(pictureHeight, windowHeight)
+        if let shm {
+            xcb_shm_put_image(
+                connection,
+                window,
+                gc,
+                UInt16(pictureWidth),
+                UInt16(pictureHeight),
+                0,
+                0,
+                UInt16(width),
+                UInt16(height),
+                0,
+                0,
+                depth,
+                UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue),
+                1,
+                shm.segment,
+                0
+            )
+            putPending = true
+        } else {
+            // Rows of the window's width, copied out of the picture's rows in place: PutImage
+            // has no source stride, so bands are sent row by row when the widths differ.
+            let rowBytes = width * 4
+            let rowsPerBand = max(1, (maxRequestBytes - 64) / max(rowBytes, 1))
+            var top = 0
+            while top < height {
+                let rows = width == pictureWidth ? min(rowsPerBand, height - top) : 1
+                xcb_put_image(
+                    connection,
+                    UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue),
+                    window,
+                    gc,
+                    UInt16(width),
+                    UInt16(rows),
+                    0,
+                    Int16(top),
+                    0,
+                    depth,
+                    UInt32(rows * rowBytes),
+                    UnsafeRawPointer(pixels + top * pictureWidth).assumingMemoryBound(to: UInt8.self)
+                )
+                top += rows
+            }
+        }
+        if xcb_flush(connection) <= 0 { lost() }
+    }
+
+    /// Waits until the server has read the segment of the last ShmPutImage (its completion
+    /// event), so the next picture is not written under it.
+    private func waitForPut() {
+        while putPending {
+            guard let event = xcb_wait_for_event(connection) else { lost() }
+            note(event)
+            free(event)
+        }
+    }
+
+    /// A round trip: everything sent so far has been processed by the server.
+    private func sync() {
+        let reply = xcb_get_input_focus_reply(connection, xcb_get_input_focus(connection), nil)
+        guard reply != nil else { lost() }
+        free(reply)
+    }
+
+    private func allocatePixels(count: Int) {
+        let bytes = count * 4
+        if shmAvailable {
+            let id = shmget(IPC_PRIVATE, bytes, IPC_CREAT | 0o600)
+            if id >= 0, let address = shmat(id, nil, 0), address != UnsafeMutableRawPointer(bitPattern: -1) {
+                let segment = xcb_generate_id(connection)
+                let error = xcb_request_check(connection, xcb_shm_attach_checked(connection, segment, UInt32(id), 0))
+                // Marked for removal now: it goes when both sides have detached, even after a crash.
+                shmctl(id, IPC_RMID, nil)
+                if error == nil {
+                    shm = (segment, id)
+                    pixels = address.bindMemory(to: UInt32.self, capacity: count)
+                    capacity = count
+                    return
+                }
+                free(error)
+                shmdt(address)
+            } else if id >= 0 {
+                shmctl(id, IPC_RMID, nil)
+            }
+        }
+        pixels = UnsafeMutablePointer<UInt32>.allocate(capacity: count)
+        pixels?.initialize(repeating: 0, count: count)
+        capacity = count
+    }
+
+    private func releasePixels() {
+        guard let pixels else { return }
+        if let shm {
+            xcb_shm_detach(connection, shm.segment)
+            shmdt(pixels)
+            self.shm = nil
+        } else {
+            pixels.deallocate()
+        }
+        self.pixels = nil
+        capacity = 0
+    }
+
+    private func setTitle(_ title: String) {
+        var bytes = Array(title.utf8)
+        xcb_change_property(
+            connection,
+            UInt8(XCB_PROP_MODE_REPLACE.rawValue),
+            window,
+            XCB_ATOM_WM_NAME.rawValue,
+            XCB_ATOM_STRING.rawValue,
+            8,
+            UInt32(bytes.count),
+            &bytes
+        )
+        let netName = atom("_NET_WM_NAME")
+        let utf8 = atom("UTF8_STRING")
+        if netName != 0, utf8 != 0 {
+            xcb_change_property(
+                connection,
+                UInt8(XCB_PROP_MODE_REPLACE.rawValue),
+                window,
+                netName,
+                utf8,
+                8,
+                UInt32(bytes.count),
+                &bytes
+            )
+        }
+    }
+
+    /// WM_NORMAL_HINTS with a user-specified position and size, for a window manager to honour.
+    private func setPositionHints(x: Int, y: Int, width: Int, height: Int) {
+        // flags (USPosition | USSize | PPosition | PSize), x, y, width, height, then 13 unused.
+        var hints = [UInt32](repeating: 0, count: 18)
+        hints[0] = 1 | 2 | 4 | 8
+        hints[1] = UInt32(bitPattern: Int32(x))
+        hints[2] = UInt32(bitPattern: Int32(y))
+        hints[3] = UInt32(width)
+        hints[4] = UInt32(height)
+        xcb_change_property(
+            connection,
+            UInt8(XCB_PROP_MODE_REPLACE.rawValue),
+            window,
+            XCB_ATOM_WM_NORMAL_HINTS.rawValue,
+            XCB_ATOM_WM_SIZE_HINTS.rawValue,
+            32,
+            UInt32(hints.count),
+            &hints
+        )
+    }
+
+    private func atom(_ name: String) -> xcb_atom_t {
+        let cookie = xcb_intern_atom(connection, 0, UInt16(name.utf8.count), name)
+        guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
+        defer { free(reply) }
+        return reply.pointee.atom
+    }
+
+    private static func bitsPerPixel(_ connection: OpaquePointer, depth: UInt8) -> Int {
+        var formats = xcb_setup_pixmap_formats_iterator(xcb_get_setup(connection))
+        while formats.rem > 0 {
+            if let format = formats.data?.pointee, format.depth == depth { return Int(format.bits_per_pixel) }
+            xcb_format_next(&formats)
+        }
+        return 0
+    }
+}
