@@ -233,6 +233,36 @@ import Testing
         #expect(span > 150 && Double(report.readable - report.repeated) >= 0.95 * Double(span), "\(report)")
     }
 
+    /// The X server gone mid-stream: rtc-publish says so in one line, says goodbye (the BYE ends
+    /// ffmpeg's stream) and exits 1.
+    @Test func theDisplayGoingAwayEndsTheStreamWithAGoodbye() throws {
+        let directory = try TemporaryDirectory()
+        let xvfb = try XvfbServer(width: 1280, height: 720)
+        let (screen, _) = try Self.testScreen(xvfb, ["--size", "1280x720"], directory: directory)
+        let (publish, receiver, _) = try Self.publishToPreview(
+            ["--video", "x11:\(xvfb.display)", "--audio", "test"],
+            seconds: 30,
+            directory: directory
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "streaming") { publish.output.contains("fps in") }
+        Thread.sleep(forTimeInterval: 3)
+        xvfb.stop()
+        #expect(publish.waitForExit(deadlineSeconds: 10), "\(publish.everything)")
+        #expect(publish.exitStatus == 1, "\(publish.everything)")
+        let lines = publish.errors.split(separator: "\n")
+        #expect(
+            lines.count == 1 && publish.errors.contains("display \(xvfb.display) is gone"),
+            "\(publish.everything)"
+        )
+        #expect(
+            try receiver.ffmpeg.waitForExit(deadlineSeconds: 10),
+            "BYE ends ffmpeg\n\(receiver.ffmpeg.standardError)"
+        )
+        let got = try Received(base: receiver.base, width: Self.width, height: Self.height, sourceWidth: 1280)
+        #expect(got.timecodes.readable > 30 && got.timecodes.outOfOrder == 0, "\(got.timecodes)")
+        screen.interrupt()
+    }
+
     /// `rtc-capture` into `rtc-publish --ingest`: the same screen arrives; the X server killed
     /// ends the session with `display-gone`, and the publisher keeps its stream going.
     @Test func rtcCaptureIntoIngestThenTheDisplayGoes() throws {
