@@ -36,6 +36,10 @@ let package = Package(
         .executableTarget(name: "FuzzSRTPUnprotect", dependencies: [.product(name: "SRTP", package: root)]),
         .executableTarget(name: "FuzzDTLSDatagram", dependencies: [.product(name: "DTLS", package: root)]),
         .executableTarget(name: "FuzzIngestParser", dependencies: [.product(name: "Ingest", package: root)]),
+        .executableTarget(
+            name: "FuzzCaptureTarget",
+            dependencies: [.product(name: "Capture", package: root), .product(name: "Media", package: root)]
+        ),
         // What more than one harness restates (the SDP shape rule of Docs/signaling.md).
         .target(
             name: "FuzzSupport",

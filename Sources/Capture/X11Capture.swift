@@ -47,6 +47,11 @@ public struct CaptureStatistics: Sendable {
     public var damageEvents = 0
     /// Changed blocks the comparison found outside the damage region.
     public var changesMissedByDamage = 0
+    /// Of the grab time, the block comparison's (confirming what changed), ns over all grabs.
+    public var totalCompareNanoseconds: UInt64 = 0
+    /// This thread's CPU time in grabs, ns over all grabs: the grab's wall time less the waits
+    /// on the X server (which copies the picture into the segment on its own CPU).
+    public var totalGrabCPUNanoseconds: UInt64 = 0
     public var lastChangedFraction = 0.0
 
     public init() {}
@@ -499,6 +504,7 @@ public final class X11Capture {
 
     public func grab(at captureTime: UInt64) throws(CaptureError) -> ScreenGrab {
         let started = Self.now()
+        let startedCPU = Self.threadCPU()
         try drainXEvents()
         // Requests whose replies ride along with the geometry's: damage is subtracted before
         // the image is read, so a change after this point shows up in the next grab's region.
@@ -543,7 +549,9 @@ public final class X11Capture {
             differ.reset(to: picture)
             changed = ChangedArea.whole(width: picture.width, height: picture.height)
         } else {
+            let compareStart = Self.now()
             trackChanges(picture, damage: region, origin: newArea, captureTime: captureTime)
+            statistics.totalCompareNanoseconds &+= Self.now() &- compareStart
             addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
         }
         lastCursor = cursor.map { ($0.rect, $0.serial) }
@@ -553,8 +561,15 @@ public final class X11Capture {
         statistics.framesGrabbed += 1
         statistics.lastGrabNanoseconds = elapsed
         statistics.totalGrabNanoseconds &+= elapsed
+        statistics.totalGrabCPUNanoseconds &+= Self.threadCPU() &- startedCPU
         statistics.lastChangedFraction = changed.fraction
         return ScreenGrab(picture: picture, cursor: cursor, changed: changed, sizeChanged: sizeChanged)
+    }
+
+    private static func threadCPU() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     private static func now() -> UInt64 {

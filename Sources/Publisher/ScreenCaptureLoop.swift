@@ -164,6 +164,7 @@ final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         let frame = try converter.convert(
             grab.picture,
             cursor: grab.cursor,
+            changed: grab.changed,
             width: videoPath.width,
             height: videoPath.height
         )
@@ -212,15 +213,18 @@ final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
     /// The capture's counters into the shared statistics (status line, `--stats-json`).
     private func publishStatistics(grabRate: Double?) {
         let counters = capture.statistics
+        let perFrame = { (total: UInt64) in
+            counters.framesGrabbed > 0 ? Double(total) / Double(counters.framesGrabbed) / 1e6 : 0
+        }
         let summary = ScreenCaptureStatistics(
             display: capture.displayName,
             target: capture.targetDescription,
             sharedMemory: capture.usesSharedMemory,
             framesGrabbed: counters.framesGrabbed,
-            grabMilliseconds: counters.framesGrabbed > 0
-                ? Double(counters.totalGrabNanoseconds) / Double(counters.framesGrabbed) / 1e6 : 0,
-            convertMilliseconds: counters.framesGrabbed > 0
-                ? Double(convertTotal) / Double(counters.framesGrabbed) / 1e6 : 0,
+            grabMilliseconds: perFrame(counters.totalGrabNanoseconds),
+            grabCPUMilliseconds: perFrame(counters.totalGrabCPUNanoseconds),
+            compareMilliseconds: perFrame(counters.totalCompareNanoseconds),
+            convertMilliseconds: perFrame(convertTotal),
             changedPercent: counters.lastChangedFraction * 100,
             damageEvents: counters.damageEvents,
             changesMissedByDamage: counters.changesMissedByDamage

@@ -7,8 +7,13 @@ public struct ScreenCaptureStatistics: Sendable, Codable, Equatable {
     /// MIT-SHM (false: the GetImage fallback).
     public var sharedMemory: Bool
     public var framesGrabbed: Int
-    /// Mean grab time per frame (the X request and the change comparison), ms.
+    /// Mean grab time per frame, wall clock (the X requests, the server's copy into the segment,
+    /// the change comparison), ms.
     public var grabMilliseconds: Double
+    /// Of it, this process's CPU time (the X server's copy runs on the server's), ms.
+    public var grabCPUMilliseconds: Double
+    /// Of it, the block comparison that confirms what changed, ms.
+    public var compareMilliseconds: Double
     /// Mean BGRX → I420 time per frame (scaling and the cursor included), ms.
     public var convertMilliseconds: Double
     /// The share of the last picture that changed, %.
@@ -17,11 +22,11 @@ public struct ScreenCaptureStatistics: Sendable, Codable, Equatable {
     /// 32x32 blocks the comparison found changed outside what DAMAGE reported.
     public var changesMissedByDamage: Int
 
-    /// "x11 :99 screen 1920x1080 shm 30.0/s grab 0.81 ms convert 1.20 ms changed 2.3%".
+    /// "x11 :99 screen 1920x1080 shm 30.0/s grab 2.81 ms (cpu 0.60) convert 1.20 ms changed 2.3%".
     func statusText(grabRate: Double?) -> String {
         let rate = grabRate.map { " \(fixedDecimal($0, places: 1))/s" } ?? ""
         return "x11 \(display) \(target) \(sharedMemory ? "shm" : "getimage")\(rate)"
-            + " grab \(fixedDecimal(grabMilliseconds, places: 2)) ms"
+            + " grab \(fixedDecimal(grabMilliseconds, places: 2)) ms (cpu \(fixedDecimal(grabCPUMilliseconds, places: 2)))"
             + " convert \(fixedDecimal(convertMilliseconds, places: 2)) ms"
             + " changed \(fixedDecimal(changedPercent, places: 1))%"
     }

@@ -8,19 +8,27 @@ import CYUV
 ///
 /// Its planes are kept between pictures: the frame it returns shares them, and once the encoder
 /// has let go of it the next picture is written in place, so steady state allocates nothing.
+/// Unscaled, only what changed is converted again: the planes still hold the last picture, so
+/// the changed rectangles are converted over it and the cursor is drawn again on top.
 public final class ScreenConverter {
     private var stage = PlaneSet()
     private var output = PlaneSet()
+    /// The picture size whose full, unscaled conversion the output planes hold; nil when they
+    /// hold something else (a scaled or letterboxed picture, nothing yet).
+    private var directSize: (width: Int, height: Int)?
     /// The pixels under the cursor, blended (BGRX, `patchStride` bytes a row).
     private var patch: [UInt8] = []
 
     public init() {}
 
     /// `picture` as upright I420 of exactly `width`×`height` (both even), scaled to fit and
-    /// centred on black when its shape differs, with `cursor` drawn over it.
+    /// centred on black when its shape differs, with `cursor` drawn over it. `changed` (what
+    /// differs from the last picture converted, the cursor's old and new places included) lets
+    /// an unscaled picture be converted in part; nil converts all of it.
     public func convert(
         _ picture: BorrowedBGRXPicture,
         cursor: CursorSprite?,
+        changed: ChangedArea? = nil,
         width: Int,
         height: Int
     ) throws(MediaError) -> VideoFrame {
@@ -45,14 +53,53 @@ public final class ScreenConverter {
         let x = ((width - inner.width) / 2) & ~1
         let y = ((height - inner.height) / 2) & ~1
         if inner.width != width || inner.height != height { output.fillBlack() }
-        if picture.width == inner.width && picture.height == inner.height {
+        let direct = picture.width == width && picture.height == height
+        // Cleared first: a conversion that fails leaves planes that no longer match any picture.
+        let previous = directSize
+        directSize = nil
+        if direct, let changed, let size = previous, size == (picture.width, picture.height) {
+            for rect in changed.rects { try write(picture, area: rect, into: &output) }
+            if let cursor { try drawCursor(cursor, over: picture, into: &output, x: 0, y: 0) }
+        } else if picture.width == inner.width && picture.height == inner.height {
             try write(picture, cursor: cursor, into: &output, x: x, y: y)
         } else {
             stage.resize(width: picture.width, height: picture.height)
             try write(picture, cursor: cursor, into: &stage, x: 0, y: 0)
             stage.scale(into: &output, x: x, y: y, width: inner.width, height: inner.height)
         }
+        directSize = direct ? (picture.width, picture.height) : nil
         return try output.frame(captureTime: picture.captureTime)
+    }
+
+    /// Converts one rectangle of the picture over the same place in `planes` (an unscaled
+    /// picture at (0, 0)), widened to even edges so its chroma samples are whole.
+    private func write(_ picture: BorrowedBGRXPicture, area: PixelRect, into planes: inout PlaneSet) throws(MediaError)
+    {
+        let covered = area.clipped(to: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
+        guard !covered.isEmpty else { return }
+        let left = covered.x & ~1
+        let top = covered.y & ~1
+        let right = min(picture.width, (covered.x + covered.width + 1) & ~1)
+        let bottom = min(picture.height, (covered.y + covered.height + 1) & ~1)
+        var status: Int32 = 0
+        let source = picture.base.advanced(by: top * picture.stride + left * 4).assumingMemoryBound(to: UInt8.self)
+        planes.withPointers(x: left, y: top) { dy, sy, du, su, dv, sv in
+            status = ARGBToI420(
+                source,
+                Int32(picture.stride),
+                dy,
+                sy,
+                du,
+                su,
+                dv,
+                sv,
+                Int32(right - left),
+                Int32(bottom - top)
+            )
+        }
+        guard status == 0 else {
+            throw MediaError(.library, "libyuv failed converting BGRX \(covered) of \(picture.width)x\(picture.height)")
+        }
     }
 
     /// BGRX → I420 at (x, y) of `planes`, then the cursor over it.
