@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "rtc-encode", targets: ["rtc-encode"]),
         .executable(name: "rtc-capture", targets: ["rtc-capture"]),
         .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "SystemAudio", targets: ["SystemAudio"]),
         // For the micro-benchmarks in Benchmarks/ (a package of its own).
         .library(name: "Publisher", targets: ["Publisher"]),
         .library(name: "Transport", targets: ["Transport"]),
@@ -76,6 +77,13 @@ let package = Package(
         // and a block comparison as the truth of what changed. Pixels out as borrowed BGRX.
         .target(name: "Capture", dependencies: ["CXCB", "Media"], swiftSettings: pixelLoopsOptimized),
 
+        // libpulse 16: system audio from PulseAudio or PipeWire's pulse server.
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // System audio (Docs/capture.md): the default output's monitor (app audio) and the default
+        // input (mic) through libpulse on its own thread, stamped with capture time, in bounded
+        // queues the media thread drains; a source that goes away is silence until it is back.
+        .target(name: "SystemAudio", dependencies: ["CPulse", "Media"]),
+
         // RTP/RTCP packets, H.264 and Opus payloaders, clocks (RFC 3550, 6184, 7587, 4585, 5104).
         // Pure bytes and numbers: depends on nothing.
         .target(name: "RTP"),
@@ -121,7 +129,7 @@ let package = Package(
             name: "Publisher",
             dependencies: [
                 "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
-                "Capture", "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
+                "Capture", "SystemAudio", "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -130,7 +138,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
+                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture", "SystemAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -184,7 +192,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-capture",
             dependencies: [
-                "Capture", "Ingest", "Media",
+                "Capture", "SystemAudio", "Ingest", "Media",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -293,6 +301,8 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         // The X11 capture against a private Xvfb with real X clients drawing on it.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "CXCB", "TestSupport"]),
+        // System audio against a private PulseAudio daemon with null sinks and real tones.
+        .testTarget(name: "SystemAudioTests", dependencies: ["SystemAudio", "Media", "TestSupport"]),
         // A test X client: the synthetic screen (with its timecode strip) painted into an X window.
         .executableTarget(
             name: "rtc-testscreen",

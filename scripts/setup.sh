@@ -48,6 +48,9 @@ PACKAGES=(
   x11-xserver-utils          # xrandr --setmonitor: two monitors on one Xvfb screen
   x11-utils                  # xwininfo: window ids of the X clients the tests start
   xterm                      # the terminal with text on the demo's private X display
+  libpulse-dev               # libpulse: system audio (the default output's monitor, the microphone)
+  pulseaudio                 # the private sound server the audio capture tests start (never a user's)
+  pulseaudio-utils           # pactl, paplay: null sinks and tones in those tests
 )
 # simple-whip-server (below) runs on `node`: any Node.js does (this machine may have its own,
 # e.g. Node.js 20 from NodeSource); only without one, Debian's.

@@ -53,6 +53,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     private var timedAudioElapsed: UInt64 = 0
     private var rejectedAudioChunks = 0
     private var lastCounterRefresh: UInt64 = 0
+    var sound: SystemAudioPump?
 
     init(
         control: MediaControl,
@@ -77,7 +78,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         audioConfiguration.clockRate = UInt32(AudioMixer.sampleRate)
         let audioClock = try CaptureTimestampSanitizer(configuration: audioConfiguration)
         audioClocks = Array(repeating: audioClock, count: AudioSource.allCases.count)
-        if options.audioFromCapture || options.audio != .none {
+        if options.hasAudio {
             audioPath = try AudioPath(options: options, control: control)
         }
     }
@@ -93,6 +94,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
     func run() throws {
         let end = options.duration.map { start + UInt64($0 * 1e9) }
         control.statistics.withLock { $0.capture = "waiting on \(server.address)" }
+        sound?.start()
         // The final totals count every drop, not those of a refresh up to 250 ms old.
         defer { refreshCounters(force: true) }
         while !control.isStopped {
@@ -105,6 +107,7 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
             case .event(let event): try handle(event)
             }
             try pumpTimedAudio()
+            pumpSystemAudio()
             refreshCounters()
         }
     }
@@ -299,6 +302,17 @@ final class IngestLoop: MediaThread, @unchecked Sendable {
         timedAudio =
             options.audioFromCapture
             ? nil : try TimedAudioSource.make(options.audio, start: sendFrom, loop: options.loop)
+    }
+
+    /// `--audio system` beside captured video: into the mixer once the stream has started,
+    /// thrown away before (it would only queue up ahead of the first picture).
+    private func pumpSystemAudio() {
+        guard let sound else { return }
+        if let audioPath, videoPath != nil, MonotonicClock.now() >= sendFrom {
+            sound.pump(into: audioPath)
+        } else {
+            sound.discard()
+        }
     }
 
     /// Test tone or WAV audio beside captured video, read up to now in 20 ms chunks.

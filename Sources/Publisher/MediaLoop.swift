@@ -24,6 +24,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
     private let options: PublishOptions
     private let start: UInt64
     private var sanitizer = CaptureTimestampSanitizer()
+    var sound: SystemAudioPump?
 
     /// Opens nothing that can fail later: inputs and encoders are created by the caller first.
     init(control: MediaControl, video: VideoInput, encoder: H264Encoder, options: PublishOptions, start: UInt64) {
@@ -49,6 +50,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
         let first = max(start, MonotonicClock.now())
         let audioSource = try TimedAudioSource.make(options.audio, start: first, loop: options.loop)
         let audioPath = try AudioPath(options: options, control: control)
+        sound?.start()
         var audioSample = 0
         var audioElapsed: UInt64 = 0
         var index = 0
@@ -82,6 +84,7 @@ final class MediaLoop: MediaThread, @unchecked Sendable {
                 audioElapsed += chunk.duration
                 try audioPath.push(chunk, from: .app)
             }
+            sound?.pump(into: audioPath)
             index += 1
         }
     }
@@ -114,6 +117,8 @@ protocol MediaThread: AnyObject, Sendable {
     /// Frame in → last packet out of the pictures this thread sent itself (the sender thread
     /// times those it sent); read after `run()` returned.
     var sendLatency: LatencyHistogram { get }
+    /// `--audio system`: drained into the audio path as the thread goes; set before `run()`.
+    var sound: SystemAudioPump? { get set }
 }
 
 /// Audio that is not captured live but read when due: the test tone or a WAV file, 20 ms at a

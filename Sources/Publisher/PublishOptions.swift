@@ -2,6 +2,7 @@ import Capture
 import Ingest
 import Media
 import SRTP
+import SystemAudio
 import Transport
 
 /// Everything `rtc-publish` can be told, validated before anything starts.
@@ -24,6 +25,9 @@ public struct PublishOptions: Sendable {
     public var audioFromCapture = false
     /// `--video x11[:DISPLAY]`: capture this X display (the target, the cursor) as the video.
     public var screenCapture: X11CaptureConfiguration?
+    /// `--audio system`: what the computer plays (app audio) and the microphone, from the sound
+    /// server (`audio` is then `.none`: nothing timed is read).
+    public var systemAudio: SystemAudioConfiguration?
     public var loop = false
     public var width = 1280
     public var height = 720
@@ -109,7 +113,7 @@ public struct PublishOptions: Sendable {
     }
 
     /// Whether the stream has an audio track.
-    public var hasAudio: Bool { audioFromCapture || audio != .none }
+    public var hasAudio: Bool { audioFromCapture || audio != .none || systemAudio != nil }
 
     /// Where the preview SDP goes.
     public var previewSDPPath: String { sdpPath ?? "\(uid).sdp" }

@@ -5,6 +5,7 @@ import Media
 import SRTP
 import SignalingClient
 import SignalingProtocol
+import SystemAudio
 import Transport
 import WebRTC
 
@@ -42,6 +43,9 @@ public final class PublishSession: @unchecked Sendable {
     /// `--video x11`: the display, opened in `init` (so its errors are usage errors); the
     /// media thread that grabs it is made in `run`.
     private var screenCapture: X11Capture?
+    /// `--audio system`: the sound server, connected and its sources checked in `init` (exit 2
+    /// when it cannot be), its streams started with the media thread.
+    private let systemAudio: SystemAudioCapture?
     /// The preview and `--to` destinations and the SDP file each gets.
     private let announcedTargets: [(destination: Destination, path: String)]
     /// The room offer, once the stream is described: at once for files, at the first captured
@@ -74,6 +78,11 @@ public final class PublishSession: @unchecked Sendable {
             throw UsageError(error.message)
         }
         var opened: (video: VideoInput, encoder: H264Encoder)?
+        do throws(SystemAudioError) {
+            systemAudio = try options.systemAudio.map(SystemAudioCapture.init)
+        } catch {
+            throw UsageError("--audio system: \(error.message)")
+        }
         // The display and the target are checked now, so their errors are usage errors (exit 2).
         do throws(CaptureError) {
             screenCapture = try options.screenCapture.map(X11Capture.init)
@@ -350,6 +359,10 @@ public final class PublishSession: @unchecked Sendable {
         } else {
             throw UsageError("no video input")
         }
+        // The sound server's streams start with the media thread, which drains them.
+        let sound = systemAudio.map { SystemAudioPump(capture: $0, control: control, output: output) }
+        defer { sound?.stop() }
+        thread.sound = sound
         if !SRTPSession.usesNettle {
             // Still correct, about five times the CPU per packet (Debian's libsrtp2 is built on NSS).
             logger.warning("SRTP is not on Nettle", metadata: ["implementation": "\(SRTPSession.cryptoImplementation)"])

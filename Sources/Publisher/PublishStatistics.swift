@@ -1,4 +1,5 @@
 import RTP
+import SystemAudio
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -42,6 +43,8 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
     public var captureSessions = 0
     /// The X11 capture (`--video x11`): nil for every other input.
     public var screen: ScreenCaptureStatistics?
+    /// `--audio system`: each source ("app", "mic") as the sound server delivers it.
+    public var systemAudio: [String: SystemAudioSourceStatistics] = [:]
     /// The encoder's video bitrate now (moved by receivers' loss reports and REMB).
     public var videoBitrateTargetKbps = 0
     public var bitrateChangesRefused = 0
@@ -67,6 +70,17 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let vkbps = Double(new.videoBytes - old.videoBytes) * 8 / s / 1000
         let akbps = Double(new.audioBytes - old.audioBytes) * 8 / s / 1000
         let capture = new.capture == "off" ? "" : " | capture \(new.capture)"
+        let sound =
+            new.systemAudio.isEmpty
+            ? ""
+            : " | sound "
+                + new.systemAudio.sorted { $0.key < $1.key }.map { name, source in
+                    source.state == "capturing"
+                        ? "\(name) \(fixedDecimal(source.levelDBFS, places: 0)) dBFS "
+                            + "\(fixedDecimal(source.latencyMilliseconds, places: 0)) ms"
+                        : "\(name) \(source.state)"
+                }
+                .joined(separator: ", ")
         let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
         let viewerStates = new.webRTCViewers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.state)" }
         let viewers = viewerStates.isEmpty ? "" : " | webrtc " + viewerStates.joined(separator: ", ")
@@ -78,7 +92,7 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
             + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"
-            + " | signaling \(new.signaling)\(capture)\(whip)\(viewers)\(rate)\(feedback)"
+            + " | signaling \(new.signaling)\(capture)\(sound)\(whip)\(viewers)\(rate)\(feedback)"
     }
 
     /// The destination whose receiver reports the most loss (ties: the longest round trip), the

@@ -31,6 +31,7 @@ final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
     private var sanitizer = CaptureTimestampSanitizer()
     private var lastOpen: UInt64 = 0
     private var convertTotal: UInt64 = 0
+    var sound: SystemAudioPump?
     /// The shortest time between two re-opens (each costs an IDR).
     static let reopenInterval: UInt64 = 1_000_000_000
     /// The smallest stream side: one macroblock.
@@ -107,6 +108,7 @@ final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         let first = max(start, MonotonicClock.now())
         let audioSource = try TimedAudioSource.make(options.audio, start: first, loop: options.loop)
         let audioPath = options.hasAudio ? try AudioPath(options: options, control: control) : nil
+        sound?.start()
         var audioSample = 0
         var audioElapsed: UInt64 = 0
         var index = 0
@@ -131,6 +133,7 @@ final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
                 audioElapsed += chunk.duration
                 try audioPath.push(chunk, from: .app)
             }
+            if let audioPath { sound?.pump(into: audioPath) }
             index += 1
             if now - lastStatus >= 1_000_000_000 {
                 let grabbed = capture.statistics.framesGrabbed

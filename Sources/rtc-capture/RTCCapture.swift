@@ -5,6 +5,7 @@ import Ingest
 import Logging
 import Media
 import Synchronization
+import SystemAudio
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +23,8 @@ struct RTCCapture: AsyncParsableCommand {
         abstract: "Capture an X display and send it to rtc-publish --ingest.",
         discussion: """
             Grabs the screen (or one monitor, window or rectangle) with the pointer drawn in, at up to \
-            --fps frames a second, and sends each picture as BGRA over the ingest socket. Ends its session \
+            --fps frames a second, and sends each picture as BGRA over the ingest socket; with --audio \
+            system also what the computer plays (app audio) and the microphone. Ends its session \
             with a reason the host shows: capture-finished (stopped, --duration), display-gone (the X server \
             went away), target-gone (the captured window was closed). Exit status: 0 when the run finished or \
             the host ended the session, 1 when the host could not be reached or the display went away, \
@@ -41,6 +43,11 @@ struct RTCCapture: AsyncParsableCommand {
     @Option(help: "Most frames captured per second (1-60).") var fps = 30
     @Option(help: "Seconds to capture (default: until stopped).") var duration: Double?
     @Option(help: "Name sent in the hello.") var name = "rtc-capture"
+    @Option(help: "Audio: 'system' (app audio and mic from PulseAudio or PipeWire) or 'none'.") var audio = "none"
+    @Option(help: "With --audio system: the app-audio source (default @DEFAULT_MONITOR@), or 'none'.")
+    var appAudio: String?
+    @Option(help: "With --audio system: the microphone source (default @DEFAULT_SOURCE@), or 'none'.")
+    var mic: String?
 
     /// Argument errors are one line and status 2 (ArgumentParser's default is the usage text and
     /// status 64); `--help` still prints the help.
@@ -82,11 +89,22 @@ struct RTCCapture: AsyncParsableCommand {
                 + "(\(grabber.usesSharedMemory ? "MIT-SHM" : "GetImage")) at up to \(fps) fps"
         )
         if let reason = grabber.sharedMemoryFallbackReason { Self.warn(reason) }
+        let sound: SystemAudioCapture?
+        do {
+            sound = try systemAudio()
+        } catch {
+            Self.fail(error.message, status: 2)
+        }
+        var capabilities: IngestCapabilities = [.video]
+        if let sources = sound?.statistics.keys {
+            if sources.contains(.app) { capabilities.insert(.appAudio) }
+            if sources.contains(.mic) { capabilities.insert(.micAudio) }
+        }
         let client: IngestClient
         do {
             client = try await IngestClient.connect(
                 to: address,
-                hello: IngestHello(role: .capture, capabilities: [.video], name: name)
+                hello: IngestHello(role: .capture, capabilities: capabilities, name: name)
             )
         } catch {
             Self.fail(error.message, status: 1)
@@ -101,7 +119,12 @@ struct RTCCapture: AsyncParsableCommand {
             return source
         }
         defer { signals.forEach { $0.cancel() } }
-        var sender = PictureSender(grabber: grabber, client: client)
+        if let sound {
+            sound.start()
+            Self.say("audio: system sound from \(sound.serverDescription)")
+        }
+        defer { sound?.stop() }
+        var sender = PictureSender(grabber: grabber, client: client, sound: sound)
         let outcome = await sender.run(fps: fps, duration: duration, stop: stop)
         switch outcome {
         case .finished:
@@ -115,6 +138,28 @@ struct RTCCapture: AsyncParsableCommand {
             Self.fail("\(error.message); session ended (\(reason))", status: error.code == .displayGone ? 1 : 0)
         case .sendFailed(let error):
             Self.fail(error.message, status: 1)
+        }
+    }
+
+    /// `--audio system` opened (sources checked), or nil for `--audio none`.
+    func systemAudio() throws(SystemAudioError) -> SystemAudioCapture? {
+        switch audio {
+        case "none":
+            guard appAudio == nil, mic == nil else {
+                throw SystemAudioError(.noSuchSource, "--app-audio and --mic need --audio system")
+            }
+            return nil
+        case "system":
+            let app = appAudio ?? "@DEFAULT_MONITOR@"
+            let microphone = mic ?? "@DEFAULT_SOURCE@"
+            guard app != "none" || microphone != "none" else {
+                throw SystemAudioError(.noSuchSource, "--app-audio none and --mic none leave nothing to capture")
+            }
+            return try SystemAudioCapture(
+                SystemAudioConfiguration(app: app == "none" ? nil : app, mic: microphone == "none" ? nil : microphone)
+            )
+        default:
+            throw SystemAudioError(.noSuchSource, "--audio '\(audio)' is not system or none")
         }
     }
 
@@ -154,14 +199,16 @@ final class StopFlag: Sendable {
 struct PictureSender {
     let grabber: X11Capture
     let client: IngestClient
+    let sound: SystemAudioCapture?
     private(set) var sent = 0
     /// The picture as sent: BGRA rows without padding; reused (the message lets go of it once
     /// written, so the next copy goes into the same storage).
     private var buffer: [UInt8] = []
 
-    init(grabber: X11Capture, client: IngestClient) {
+    init(grabber: X11Capture, client: IngestClient, sound: SystemAudioCapture?) {
         self.grabber = grabber
         self.client = client
+        self.sound = sound
     }
 
     enum Outcome {
@@ -206,8 +253,33 @@ struct PictureSender {
                 return .sendFailed(error)
             }
             sent += 1
+            do {
+                try await sendAudio()
+            } catch {
+                if let hostEnd = client.hostEnd { return .hostEnded(hostEnd) }
+                return .sendFailed(error)
+            }
         }
         return .finished
+    }
+
+    /// What the sound server captured since the last picture, each chunk stamped with its
+    /// capture time on the same clock as the pictures.
+    private func sendAudio() async throws(IngestError) {
+        guard let sound else { return }
+        var chunks: [(AudioSource, AudioChunk)] = []
+        sound.drain { chunks.append(($0, $1)) }
+        for line in sound.drainEvents() { RTCCapture.say("audio: \(line)") }
+        for (source, chunk) in chunks {
+            let message = IngestAudio(
+                source: source,
+                sampleRate: chunk.sampleRate,
+                channels: chunk.channels,
+                samples: .f32(chunk.samples),
+                timestamp: IngestTimestamp(value: Int64(chunk.captureTime), timescale: 1_000_000_000)
+            )
+            try await client.send(.audio(message))
+        }
     }
 
     /// The grabbed picture copied out of the shared segment, the cursor blended into the copy.

@@ -6,6 +6,7 @@ import Logging
 import Media
 import Publisher
 import SRTP
+import SystemAudio
 import Transport
 
 #if canImport(FoundationEssentials)
@@ -56,8 +57,17 @@ struct RTCPublish: ParsableCommand {
     @Option(help: "With --video x11: capture the rectangle WIDTHxHEIGHT+X+Y of the screen.")
     var captureRegion: String?
     @Option(help: "With --video x11: draw the pointer into the picture ('on' or 'off').") var cursor = "on"
-    @Option(help: "Audio input: 'test', a .wav file, or 'none' (with --ingest: the capture's app + mic audio).")
+    @Option(
+        help: ArgumentHelp(
+            "Audio input: 'system', 'test', a .wav file, or 'none' (with --ingest: the capture's app + mic audio).",
+            discussion: "'system': what the computer plays and the microphone, from PulseAudio or PipeWire."
+        )
+    )
     var audio: String?
+    @Option(help: "With --audio system: the app-audio source (default @DEFAULT_MONITOR@, what is played), or 'none'.")
+    var appAudio: String?
+    @Option(help: "With --audio system: the microphone source (default @DEFAULT_SOURCE@), or 'none'.")
+    var mic: String?
     @Option(
         help: ArgumentHelp(
             "Listen for a capture process (unix:/path or tcp:127.0.0.1:PORT); its frames and audio are the input.",
@@ -226,6 +236,30 @@ struct RTCPublish: ParsableCommand {
         }
     }
 
+    /// `--audio system` with `--app-audio` and `--mic`; nil for other audio (whose use of those
+    /// two is an error).
+    func systemAudio() throws -> SystemAudioConfiguration? {
+        guard audio == "system" else {
+            if let option = appAudio != nil ? "--app-audio" : mic != nil ? "--mic" : nil {
+                throw PublishSession.UsageError("\(option) needs --audio system")
+            }
+            return nil
+        }
+        let source = { (value: String?, fallback: String, option: String) throws -> String? in
+            guard let value else { return fallback }
+            guard !value.isEmpty else { throw PublishSession.UsageError("\(option) is empty") }
+            return value == "none" ? nil : value
+        }
+        let configuration = SystemAudioConfiguration(
+            app: try source(appAudio, "@DEFAULT_MONITOR@", "--app-audio"),
+            mic: try source(mic, "@DEFAULT_SOURCE@", "--mic")
+        )
+        guard configuration.app != nil || configuration.mic != nil else {
+            throw PublishSession.UsageError("--app-audio none and --mic none leave --audio system nothing to capture")
+        }
+        return configuration
+    }
+
     func makeOptions() throws -> PublishOptions {
         var o = PublishOptions(room: room, uid: uid)
         o.signal = noSignal ? nil : try Self.hostPort(signal, what: "--signal")
@@ -257,7 +291,8 @@ struct RTCPublish: ParsableCommand {
         }
         // A shared screen has no test tone unless one is asked for.
         let quiet = o.audioFromCapture || o.screenCapture != nil
-        o.audio = try AudioInputKind(argument: audio ?? (quiet ? "none" : "test"))
+        o.systemAudio = try systemAudio()
+        o.audio = try AudioInputKind(argument: o.systemAudio != nil ? "none" : audio ?? (quiet ? "none" : "test"))
         if case .y4m(let path) = o.video, !FileManager.default.fileExists(atPath: path) {
             throw PublishSession.UsageError("--video \(path): no such file")
         }

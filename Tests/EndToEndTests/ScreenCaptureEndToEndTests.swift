@@ -36,6 +36,7 @@ import Testing
         directory: TemporaryDirectory,
         width: Int = width,
         height: Int = height,
+        environment: [String: String] = [:],
         beforeTheSDP: (BackgroundProcess) throws -> Void = { _ in }
     ) throws -> (publish: BackgroundProcess, receiver: Receiver, onTime: Bool) {
         let ports = try LoopbackUDPSocket.freePortPairs(2)
@@ -47,7 +48,8 @@ import Testing
                 "--stats-json", "stats.jsonl",
             ] + arguments,
             directory: directory,
-            separateErrors: true
+            separateErrors: true,
+            environment: environment
         )
         try beforeTheSDP(publish)
         let sdp = directory.path + "/alice_sub.sdp"

@@ -30,7 +30,8 @@ public final class BackgroundProcess {
         directory: TemporaryDirectory,
         name: String? = nil,
         launcher: [String] = [],
-        separateErrors: Bool = false
+        separateErrors: Bool = false,
+        environment: [String: String] = [:]
     )
         throws
     {
@@ -52,6 +53,9 @@ public final class BackgroundProcess {
         process.standardOutput = handle
         process.standardError = errorHandle ?? handle
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         try process.run()
     }
 
