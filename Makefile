@@ -26,20 +26,22 @@ lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_DIRS)
 
 ## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg, real sockets)
-# Four runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
+# Separate runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
 # host). The media tests block it (x264 encodes, waiting on ffmpeg), which starves the in-process
 # signaling server's actor for seconds and trips its liveness timers; the feedback tests
 # time NACK round trips through a lossy relay (against our receiver, then GStreamer); and the ingest and
-# end-to-end suites stream in real time (a capture simulator, the real executables), which must
+# end-to-end suites stream in real time (a capture simulator, the real executables), as do the
+# capture tests (private Xvfb and PulseAudio servers, X clients painting at 30 fps), which must
 # not fight the unit tests for the two cores. Each gets a run of its own; nothing is skipped.
 test: setup
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint
-	$(TEST_RUN) --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|EndToEndTests)\.'
+	$(TEST_RUN) --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|CaptureTests|SystemAudioTests|EndToEndTests)\.'
 	$(TEST_RUN) --filter '^SignalingTests\.'
 	$(TEST_RUN) --filter '^FeedbackTests\.'
 	$(TEST_RUN) --filter '^PeerFeedbackTests\.'
 	$(TEST_RUN) --filter '^IngestTests\.'
+	$(TEST_RUN) --filter '^(CaptureTests|SystemAudioTests)\.'
 	$(TEST_RUN) --filter '^EndToEndTests\.'
 
 ## test-busy: make test beside BUSY_CORES (default 1) busy loops, as on a shared CI host; tests assert
@@ -60,6 +62,7 @@ bench: release
 	@bash scripts/bench.sh
 	@bash scripts/cc-bench.sh
 	@bash scripts/cc-bench.sh --size 1920x1080
+	@bash scripts/capture-bench.sh
 
 ## link-order: profile rtc-publish under callgrind and rewrite scripts/rtc-publish.order, the hot functions its release link packs together
 link-order: release

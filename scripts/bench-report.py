@@ -17,8 +17,10 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_stats import NOISY, cell, summary  # noqa: E402
+
 INPUT_FRAMES = 300  # 10 s at 30 fps, what `rtc-encode generate` writes
-NOISY = 0.25  # a row whose range exceeds 25 % of its median is flagged
 TOOLS = {"rtc-publish": "rtc-publish", "ffmpeg": "FFmpeg", "gstreamer": "GStreamer", "floor": "floor (H264Encoder alone)",
          "floor-av": "floor (x264 + Opus alone)"}
 FLOORS = ("floor", "floor-av")  # `rtc-encode floor` without and with --audio: unpaced only, no sink
@@ -109,24 +111,6 @@ def read_run(tool, mode, preset, threads, run, rc, directory):
     row["cpu_percent"] = row["cpu"] / max(row["wall"], 1e-3) * 100
     row["fps"] = frames / max(row["wall"], 1e-3)
     return row
-
-
-def summary(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    median = statistics.median(values)
-    spread = max(values) - min(values)
-    return {"median": median, "min": min(values), "max": max(values), "noisy": median > 0 and spread / median > NOISY}
-
-
-def cell(stat, digits=2):
-    if stat is None:
-        return "n/a"
-    if stat["min"] == stat["max"]:
-        return f"{stat['median']:.{digits}f}"
-    mark = " ⚠" if stat["noisy"] else ""
-    return f"{stat['median']:.{digits}f} ({stat['min']:.{digits}f}–{stat['max']:.{digits}f}){mark}"
 
 
 def percentiles_cell(runs, key, digits=1):

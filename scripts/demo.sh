@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# make demo: the whole product on one machine. Starts rtc-signal on 8443, publishes the built-in
-# synthetic screen into room 123456 as alice_sub, subscribes a viewer through the room, and lets
-# a stock ffmpeg play the viewer's SDP, and opens the room's page in headless Chromium (WebRTC):
-# prints what each received and saves a decoded picture and a screenshot of the page.
+# make demo: the whole product on one machine. Starts rtc-signal on 8443, shares an X display
+# into room 123456 as alice_sub (rtc-publish --video x11), subscribes a viewer through the room,
+# lets a stock ffmpeg play the viewer's SDP, and opens the room's page in headless Chromium
+# (WebRTC): prints what each received and saves a decoded picture and a screenshot of the page.
+# The display is a private Xvfb with real X clients on it (the timecode window, rtc-testscreen,
+# under a terminal with text); a user's own desktop is shared only when asked: DEMO_DISPLAY=:0.
 # Stops everything it started. ICE stays on loopback (the browser runs on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,13 +24,36 @@ if (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null; then
   exit 1
 fi
 
+if [ -n "${DEMO_DISPLAY:-}" ]; then
+  DISPLAY_TO_SHARE=$DEMO_DISPLAY
+  echo "== sharing your display $DISPLAY_TO_SHARE (DEMO_DISPLAY)"
+else
+  # A private X server on a free display number, never a user's.
+  number=$((200 + RANDOM % 800))
+  while [ -e "/tmp/.X$number-lock" ]; do number=$((number + 1)); done
+  DISPLAY_TO_SHARE=":$number"
+  echo "== Xvfb $DISPLAY_TO_SHARE 1280x720, with the timecode window and a terminal on it"
+  Xvfb "$DISPLAY_TO_SHARE" -screen 0 1280x720x24 -nolisten tcp -noreset > "$OUT/Xvfb.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do [ -e "/tmp/.X11-unix/X$number" ] && break; sleep 0.1; done
+  "$BIN/rtc-testscreen" --display "$DISPLAY_TO_SHARE" --size 1280x720 > "$OUT/rtc-testscreen.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do grep -q "^window" "$OUT/rtc-testscreen.log" && break; sleep 0.1; done
+  DISPLAY="$DISPLAY_TO_SHARE" xterm -geometry 64x14+700+440 -fa Monospace -fs 10 -T "make demo" \
+    -e sh -c 'printf "rtc-publish --video x11 shares this X display.\n\n"; head -11 README.md; sleep 3600' \
+    > "$OUT/xterm.log" 2>&1 &
+  pids+=($!)
+  sleep 1
+fi
+
 echo "== rtc-signal --port $PORT"
 "$BIN/rtc-signal" --port "$PORT" > "$OUT/rtc-signal.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do grep -q listening "$OUT/rtc-signal.log" && break; sleep 0.1; done
 
-echo "== rtc-publish --room 123456 --uid alice_sub   (synthetic screen 1280x720 @ 30 fps + test tone)"
+echo "== rtc-publish --room 123456 --uid alice_sub --video x11:$DISPLAY_TO_SHARE --audio test   (30 fps + test tone)"
 (cd "$OUT" && exec "../../$BIN/rtc-publish" --room 123456 --uid alice_sub --signal "127.0.0.1:$PORT" \
+  --video "x11:$DISPLAY_TO_SHARE" --audio test \
   --ice-address 127.0.0.1 --duration $((SECONDS_TO_RUN + 20))) > "$OUT/rtc-publish.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q "signaling in room" "$OUT/rtc-publish.log" && break; sleep 0.1; done
