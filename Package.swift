@@ -303,10 +303,14 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "CXCB", "TestSupport"]),
         // System audio against a private PulseAudio daemon with null sinks and real tones.
         .testTarget(name: "SystemAudioTests", dependencies: ["SystemAudio", "Media", "TestSupport"]),
-        // A test X client: the synthetic screen (with its timecode strip) painted into an X window.
+        // A test X client: the synthetic screen (with its timecode strip) painted into an X window,
+        // or a dark window that flashes white as it plays a click (libpulse), for the A/V sync test.
         .executableTarget(
             name: "rtc-testscreen",
-            dependencies: ["CXCB", "CYUV", "Media", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "CXCB", "CYUV", "CPulse", "Media",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Tests/Tools/rtc-testscreen"
         ),
         .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CPulse
 import CXCB
 import CYUV
 import Glibc
@@ -7,6 +8,10 @@ import Media
 /// `rtc-testscreen`: a test X client. Paints the product's synthetic screen (with its timecode
 /// strip) into an X window at a steady rate, or one solid colour, so the capture tests have real
 /// X content to capture and can check the timecodes a receiver decoded.
+///
+/// With `--av-marker-every`, an A/V sync marker instead: a dark window that turns white for
+/// `ClickPlayer.flashNanoseconds` every N seconds while a 10 ms click plays into a PulseAudio sink,
+/// both due at the same CLOCK_MONOTONIC instant (see `Painter.runMarkers` and `ClickPlayer`).
 ///
 /// Prints `window 0x…` (the window's id) once the window is mapped and holds its first picture.
 /// Exits 0 at the end of `--duration` or on SIGINT/SIGTERM; exits 1 with one stderr line when the
@@ -39,6 +44,17 @@ struct TestScreen: ParsableCommand {
     @Option(help: "Paint this colour (RRGGBB hex) once instead of the synthetic screen, then idle.")
     var solid: String?
 
+    @Option(
+        help: """
+            A/V sync marker: a dark window that turns white for 100 ms every SECONDS while a 10 ms 1 kHz \
+            click plays into --pulse-sink, both due at the same instant (PULSE_SERVER picks the server).
+            """
+    )
+    var avMarkerEvery: Double?
+
+    @Option(help: "PulseAudio sink for --av-marker-every's click (default: the default sink).")
+    var pulseSink: String?
+
     @Flag(
         inversion: .prefixedNo,
         help: "Override-redirect window: no window manager moves, resizes or decorates it."
@@ -48,7 +64,13 @@ struct TestScreen: ParsableCommand {
     @Flag(help: "Send pictures with PutImage in bands even when MIT-SHM is available.")
     var putImage = false
 
-    @Flag(help: "At the end of --duration, print one stderr line: frames painted and skipped, time per frame.")
+    @Flag(
+        help: """
+            At the end of --duration, print one stderr line: frames painted and skipped, time per frame. \
+            With --av-marker-every: a line per marker (its due time, when the flash was on the screen, \
+            when the click was scheduled to play and when the sink's monitor had it).
+            """
+    )
     var stats = false
 
     func validate() throws {
@@ -57,6 +79,14 @@ struct TestScreen: ParsableCommand {
         guard (1...240).contains(fps) else { throw ValidationError("--fps must be 1...240, got \(fps)") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
         if let solid, parseColour(solid) == nil { throw ValidationError("--solid must be RRGGBB hex, got \(solid)") }
+        if let avMarkerEvery {
+            guard (0.3...60).contains(avMarkerEvery) else {
+                throw ValidationError("--av-marker-every must be 0.3...60 seconds, got \(avMarkerEvery)")
+            }
+            guard solid == nil else { throw ValidationError("--av-marker-every and --solid exclude each other") }
+        } else if pulseSink != nil {
+            throw ValidationError("--pulse-sink needs --av-marker-every")
+        }
     }
 
     var parsedSize: (width: Int, height: Int)? {
@@ -95,9 +125,13 @@ struct TestScreen: ParsableCommand {
             title: title,
             overrideRedirect: overrideRedirect,
             sharedMemory: !putImage,
-            solid: solid.flatMap(parseColour)
+            solid: avMarkerEvery == nil ? solid.flatMap(parseColour) : Painter.markerDark
         )
-        painter.run(fps: fps, duration: duration, stats: stats)
+        if let avMarkerEvery {
+            painter.runMarkers(every: avMarkerEvery, sink: pulseSink, duration: duration, stats: stats)
+        } else {
+            painter.run(fps: fps, duration: duration, stats: stats)
+        }
     }
 }
 
@@ -128,6 +162,11 @@ func hundredths(_ value: Double) -> String {
     return "\(scaled / 100).\(fraction < 10 ? "0" : "")\(fraction)"
 }
 
+/// `value` with a sign and two decimals ("+1.25", "-0.16"), for the marker lines.
+func signedMilliseconds(_ value: Double) -> String {
+    (value < 0 ? "-" : "+") + hundredths(abs(value))
+}
+
 /// Nanoseconds on the monotonic clock (the capture times of `VideoFrame`).
 func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
@@ -142,7 +181,8 @@ final class Painter {
     private let window: xcb_window_t
     private let gc: xcb_gcontext_t
     private let depth: UInt8
-    private let solid: UInt32?
+    /// The colour painted instead of the synthetic screen; the marker mode switches it.
+    private var solid: UInt32?
     /// The window's size as the server last reported it.
     private var windowWidth: Int
     private var windowHeight: Int
@@ -292,6 +332,91 @@ final class Painter {
             )
         }
         xcb_disconnect(connection)
+    }
+
+    /// The marker mode's colours: dark between flashes, white during one.
+    static let markerDark: UInt32 = 0x10_1010
+    static let markerLight: UInt32 = 0xFF_FFFF
+
+    /// The A/V sync marker: marker k is due at `first + k·every` on CLOCK_MONOTONIC, where
+    /// `first` is 2 s (or one period, if longer) after the click stream is ready. The flash is sent at its due time
+    /// (slept to with `clock_nanosleep`, not a millisecond poll) and followed by a round trip, so
+    /// when it returns the X server has the white pixels in the window: that is "shown", logged
+    /// against the due time. `ClickPlayer` schedules the click for the same due time.
+    func runMarkers(every: Double, sink: String?, duration: Double?, stats: Bool) {
+        let player = ClickPlayer(sink: sink, stats: stats)
+        let start = monotonicNanoseconds()
+        let period = UInt64(every * 1e9)
+        // The stream's first second carries start-up timing (no latency yet, a sink still at its
+        // idle latency): the first marker comes after it.
+        let first = start + max(period, 2_000_000_000)
+        player.begin(first: first, period: period)
+        let end = duration.map { start + UInt64($0 * 1e9) }
+        fill(Self.markerDark)
+        sync()
+        emit("window 0x\(String(window, radix: 16))\n", to: 1)
+        var marker = 0
+        var lit = false
+        var lateness: [Double] = []
+        var connectionFD = pollfd(fd: xcb_get_file_descriptor(connection), events: Int16(POLLIN), revents: 0)
+        while true {
+            handleEvents()
+            let now = monotonicNanoseconds()
+            if let end, now >= end { break }
+            let due = first + UInt64(marker) * period
+            let next = lit ? due + ClickPlayer.flashNanoseconds : due
+            if now >= next {
+                if lit {
+                    fill(Self.markerDark)
+                    lit = false
+                    marker += 1
+                } else {
+                    fill(Self.markerLight)
+                    sync()
+                    let shown = Double(Int64(monotonicNanoseconds()) - Int64(due)) / 1e6
+                    lateness.append(shown)
+                    if stats {
+                        emit(
+                            "rtc-testscreen: marker \(marker) due \(due) ns: flash shown \(signedMilliseconds(shown)) ms\n",
+                            to: 2
+                        )
+                    }
+                    lit = true
+                }
+                continue
+            }
+            var wake = next
+            if let end { wake = min(wake, end) }
+            if wake - now < 3_000_000 {
+                // The last few milliseconds slept to the nanosecond: poll's timeout is in ms.
+                var target = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
+                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+                continue
+            }
+            connectionFD.revents = 0
+            let timeout = Int32(min((wake - now) / 1_000_000 - 2, 60_000))
+            if poll(&connectionFD, 1, timeout) < 0, errno != EINTR { fail("poll failed: errno \(errno)") }
+            if connectionFD.revents & Int16(POLLHUP | POLLERR) != 0 { lost() }
+        }
+        if stats {
+            let sorted = lateness.sorted()
+            emit(
+                "rtc-testscreen: \(lateness.count) markers every \(every) s; flash shown after its due time: "
+                    + "median \(signedMilliseconds(sorted.isEmpty ? 0 : sorted[sorted.count / 2])) ms, "
+                    + "max \(signedMilliseconds(sorted.last ?? 0)) ms; " + player.summary() + "\n",
+                to: 2
+            )
+        }
+        player.finish()
+        xcb_disconnect(connection)
+    }
+
+    /// The whole picture in one colour, sent at once.
+    private func fill(_ colour: UInt32) {
+        solid = colour
+        waitForPut()
+        pixels?.update(repeating: 0xFF00_0000 | colour, count: pictureWidth * pictureHeight)
+        putPixels()
     }
 
     private var painted = 0
@@ -589,5 +714,283 @@ final class Painter {
             xcb_format_next(&formats)
         }
         return 0
+    }
+}
+
+/// The marker's click: 10 ms of a 1 kHz sine at 0.9 of full scale, played through libpulse into
+/// one sink on a low-latency playback stream (20 ms target), so it sounds at a marker's due time.
+///
+/// Scheduling: the stream is kept fed (silence between clicks) by its write callback. Before
+/// each write, `pa_stream_get_latency` (interpolated, auto-updated timing) says how long until a
+/// sample written now is played by the sink: the first sample of this write plays at
+/// `now + latency`. A marker due inside the span this write covers starts at the sample that
+/// plays at its due time; one whose due time has already passed (never, unless the callback is
+/// late) starts at the first sample and its lateness is logged.
+///
+/// With `--stats`, it also records the sink's monitor, stamps each sample the way rtc-publish
+/// does (now − the record stream's latency, negative on a monitor), and logs when the click was
+/// there against its due time: the client's own audio skew, as the sound server's clocks see it.
+final class ClickPlayer: @unchecked Sendable {
+    static let rate = 48_000
+    static let channels = 2
+    static let bytesPerFrame = 8
+    /// How long the flash stays on: three frame periods at 30 fps, so a 30 fps capture never
+    /// misses it.
+    static let flashNanoseconds: UInt64 = 100_000_000
+
+    private let mainloop: OpaquePointer
+    private var context: OpaquePointer?
+    private var playback: OpaquePointer?
+    private var monitor: OpaquePointer?
+    private let sink: String?
+    private let stats: Bool
+    private let click: [Float] = (0..<480).map { Float(0.9 * sin(2 * Double.pi * 1000 * Double($0) / 48_000)) }
+    private var first: UInt64 = .max
+    private var period: UInt64 = 1
+    private var nextMarker = 0
+    /// Frames of a click still to write (its tail crossed the end of the last write).
+    private var clickPosition: Int?
+    private var scheduled: [Double] = []
+    private var heard: [Double] = []
+    private var latencies: [Double] = []
+    /// Monitor frames below the onset threshold since the last click.
+    private var quietFrames = 0
+
+    init(sink: String?, stats: Bool) {
+        self.sink = sink
+        self.stats = stats
+        guard let mainloop = pa_threaded_mainloop_new() else { fail("pa_threaded_mainloop_new failed") }
+        self.mainloop = mainloop
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard pa_threaded_mainloop_start(mainloop) == 0 else { fail("pa_threaded_mainloop_start failed") }
+        guard let context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "rtc-testscreen") else {
+            fail("pa_context_new failed")
+        }
+        self.context = context
+        pa_context_set_state_callback(context, { _, userdata in ClickPlayer.signal(userdata) }, userdata)
+        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else { pulseFailed("connect") }
+        while pa_context_get_state(context) != PA_CONTEXT_READY {
+            guard PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 else { pulseFailed("connect") }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        playback = openPlayback(context)
+        if stats { monitor = openMonitor(context) }
+    }
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func player(_ userdata: UnsafeMutableRawPointer?) -> ClickPlayer? {
+        userdata.map { Unmanaged<ClickPlayer>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func signal(_ userdata: UnsafeMutableRawPointer?) {
+        guard let player = player(userdata) else { return }
+        pa_threaded_mainloop_signal(player.mainloop, 0)
+    }
+
+    private func pulseFailed(_ what: String) -> Never {
+        let why = context.map { String(cString: pa_strerror(pa_context_errno($0))) } ?? "no context"
+        fail("PulseAudio \(what) failed: \(why)")
+    }
+
+    /// A float32 stereo 48 kHz stream whose state changes wake the waiting thread.
+    private func newStream(_ context: OpaquePointer, _ name: String) -> OpaquePointer {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(Self.rate), channels: UInt8(Self.channels))
+        guard let stream = pa_stream_new(context, name, &spec, nil) else { pulseFailed("stream") }
+        pa_stream_set_state_callback(stream, { _, userdata in ClickPlayer.signal(userdata) }, userdata)
+        return stream
+    }
+
+    /// Float32 stereo at 48 kHz into the sink, 20 ms target latency, 5 ms requests.
+    private func openPlayback(_ context: OpaquePointer) -> OpaquePointer {
+        let stream = newStream(context, "rtc-testscreen click")
+        pa_stream_set_write_callback(
+            stream,
+            { stream, bytes, userdata in ClickPlayer.player(userdata)?.onWrite(stream, bytes: bytes) },
+            userdata
+        )
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max,
+            tlength: UInt32(Self.rate / 50 * Self.bytesPerFrame),
+            prebuf: UInt32.max,
+            minreq: UInt32(Self.rate / 200 * Self.bytesPerFrame),
+            fragsize: UInt32.max
+        )
+        let flags = pa_stream_flags_t(
+            rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_ADJUST_LATENCY.rawValue
+        )
+        guard pa_stream_connect_playback(stream, sink, &attributes, flags, nil, nil) >= 0 else {
+            pulseFailed("playback into \(sink ?? "the default sink")")
+        }
+        waitUntilReady(stream, "playback into \(sink ?? "the default sink")")
+        return stream
+    }
+
+    /// The sink's monitor, 5 ms fragments, for the client's own skew.
+    private func openMonitor(_ context: OpaquePointer) -> OpaquePointer {
+        let stream = newStream(context, "rtc-testscreen monitor")
+        pa_stream_set_read_callback(
+            stream,
+            { stream, _, userdata in ClickPlayer.player(userdata)?.onRead(stream) },
+            userdata
+        )
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max,
+            tlength: UInt32.max,
+            prebuf: UInt32.max,
+            minreq: UInt32.max,
+            fragsize: UInt32(Self.rate / 200 * Self.bytesPerFrame)
+        )
+        let flags = pa_stream_flags_t(
+            rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_ADJUST_LATENCY.rawValue
+        )
+        let name = sink.map { $0 + ".monitor" } ?? "@DEFAULT_MONITOR@"
+        guard pa_stream_connect_record(stream, name, &attributes, flags) >= 0 else { pulseFailed("record \(name)") }
+        waitUntilReady(stream, "record \(name)")
+        return stream
+    }
+
+    private func waitUntilReady(_ stream: OpaquePointer, _ what: String) {
+        while pa_stream_get_state(stream) != PA_STREAM_READY {
+            guard PA_STREAM_IS_GOOD(pa_stream_get_state(stream)) != 0 else { pulseFailed(what) }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+    }
+
+    /// Marker k is due at `first + k·period`.
+    func begin(first: UInt64, period: UInt64) {
+        pa_threaded_mainloop_lock(mainloop)
+        self.first = first
+        self.period = period
+        pa_threaded_mainloop_unlock(mainloop)
+    }
+
+    func finish() {
+        pa_threaded_mainloop_lock(mainloop)
+        for stream in [playback, monitor].compactMap({ $0 }) {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        playback = nil
+        monitor = nil
+        if let context {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        context = nil
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// "click scheduled median/max, in monitor median/max": for the --stats summary.
+    func summary() -> String {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        func spread(_ values: [Double]) -> String {
+            let sorted = values.sorted()
+            guard let low = sorted.first, let high = sorted.last else { return "none" }
+            let median = signedMilliseconds(sorted[sorted.count / 2])
+            return "median \(median) ms (\(signedMilliseconds(low))…\(signedMilliseconds(high)))"
+        }
+        return "click scheduled to play after its due time \(spread(scheduled)), "
+            + "in the sink's monitor \(spread(heard)) (\(heard.count) heard), "
+            + "playback latency \(spread(latencies))"
+    }
+
+    /// Fills what the server asks for: silence, and the click where a marker falls.
+    private func onWrite(_ stream: OpaquePointer?, bytes: Int) {
+        guard let stream else { return }
+        let frames = bytes / Self.bytesPerFrame
+        guard frames > 0 else { return }
+        let now = monotonicNanoseconds()
+        var latency: pa_usec_t = 0
+        var negative: Int32 = 0
+        let known = pa_stream_get_latency(stream, &latency, &negative) == 0
+        let playStart = Int64(now) + (negative != 0 ? -1 : 1) * Int64(latency) * 1000
+        var samples = [Float](repeating: 0, count: frames * Self.channels)
+        var position = 0
+        // The tail of a click that did not fit the last write.
+        if let pending = clickPosition {
+            position = writeClick(into: &samples, at: 0, from: pending, frames: frames)
+        }
+        while known, first != .max {
+            let due = Int64(first + UInt64(nextMarker) * period)
+            let offset = Int((due - playStart) * Int64(Self.rate) / 1_000_000_000)
+            guard offset < frames else { break }
+            let at = max(position, offset)
+            let start = playStart + Int64(at) * 1_000_000_000 / Int64(Self.rate)
+            let skew = Double(start - due) / 1e6
+            scheduled.append(skew)
+            latencies.append(Double(latency) / 1000)
+            if stats {
+                emit(
+                    "rtc-testscreen: marker \(nextMarker) due \(due) ns: click scheduled \(signedMilliseconds(skew)) ms"
+                        + " (playback latency \(hundredths(Double(latency) / 1000)) ms)\n",
+                    to: 2
+                )
+            }
+            position = writeClick(into: &samples, at: at, from: 0, frames: frames)
+            nextMarker += 1
+        }
+        samples.withUnsafeBytes { raw in
+            _ = pa_stream_write(stream, raw.baseAddress, frames * Self.bytesPerFrame, nil, 0, PA_SEEK_RELATIVE)
+        }
+    }
+
+    /// Writes click frames from `from` into `samples` at frame `at`; returns the frame after it.
+    private func writeClick(into samples: inout [Float], at: Int, from: Int, frames: Int) -> Int {
+        let count = min(click.count - from, frames - at)
+        for i in 0..<count {
+            samples[2 * (at + i)] = click[from + i]
+            samples[2 * (at + i) + 1] = click[from + i]
+        }
+        clickPosition = from + count < click.count ? from + count : nil
+        return at + count
+    }
+
+    /// The monitor's samples, stamped as rtc-publish stamps them; a click's onset is the first
+    /// sample above 0.3 after 50 ms below it.
+    private func onRead(_ stream: OpaquePointer?) {
+        guard let stream else { return }
+        let now = monotonicNanoseconds()
+        var latency: pa_usec_t = 0
+        var negative: Int32 = 0
+        let known = pa_stream_get_latency(stream, &latency, &negative) == 0
+        var time = Int64(now) - (negative != 0 ? -1 : 1) * Int64(latency) * 1000
+        while true {
+            var data: UnsafeRawPointer?
+            var length = 0
+            guard pa_stream_peek(stream, &data, &length) == 0, length > 0 else { break }
+            let frames = length / Self.bytesPerFrame
+            if let data, known, first != .max {
+                let samples = data.assumingMemoryBound(to: Float.self)
+                for i in 0..<frames {
+                    guard abs(samples[2 * i]) > 0.3 else {
+                        quietFrames += 1
+                        continue
+                    }
+                    if quietFrames > Self.rate / 20 {
+                        let at = time + Int64(i) * 1_000_000_000 / Int64(Self.rate)
+                        let marker = Int(((Double(at) - Double(first)) / Double(period)).rounded())
+                        let due = Int64(first) + Int64(marker) * Int64(period)
+                        let skew = Double(at - due) / 1e6
+                        heard.append(skew)
+                        emit(
+                            "rtc-testscreen: marker \(marker) due \(due) ns: click in monitor \(signedMilliseconds(skew)) ms"
+                                + " (record latency \(negative != 0 ? "-" : "")"
+                                + "\(hundredths(Double(latency) / 1000)) ms)\n",
+                            to: 2
+                        )
+                    }
+                    quietFrames = 0
+                }
+            }
+            pa_stream_drop(stream)
+            time += Int64(frames) * 1_000_000_000 / Int64(Self.rate)
+        }
     }
 }
