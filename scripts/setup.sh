@@ -51,6 +51,10 @@ PACKAGES=(
   libpulse-dev               # libpulse: system audio (the default output's monitor, the microphone)
   pulseaudio                 # the private sound server the audio capture tests start (never a user's)
   pulseaudio-utils           # pactl, paplay: null sinks and tones in those tests
+  pipewire                   # PipeWire 0.3.65: the private PipeWire the PipeWire audio tests start
+  pipewire-pulse             # its pulse server, the one those tests capture from (never a user's)
+  wireplumber                # its session manager: links their streams to the null sinks
+  dbus-daemon                # the private session bus WirePlumber needs (never a user's)
 )
 # simple-whip-server (below) runs on `node`: any Node.js does (this machine may have its own,
 # e.g. Node.js 20 from NodeSource); only without one, Debian's.
@@ -115,6 +119,18 @@ else
       fi
     fi
   done
+  # A sound server this install brought starts at nobody's login either: Debian enables its user
+  # units for every user (systemctl --global), and two sound servers on one desktop fight over
+  # $XDG_RUNTIME_DIR/pulse/native. The tests start private ones themselves. One the machine had
+  # before (its users' own) is left as it was.
+  units=()
+  [[ " ${missing[*]} " == *" pulseaudio "* ]] && units+=(pulseaudio.socket pulseaudio.service)
+  [[ " ${missing[*]} " == *" pipewire "* ]] && units+=(pipewire.socket pipewire.service)
+  [[ " ${missing[*]} " == *" pipewire-pulse "* ]] && units+=(pipewire-pulse.socket pipewire-pulse.service)
+  [[ " ${missing[*]} " == *" wireplumber "* ]] && units+=(wireplumber.service)
+  if [ ${#units[@]} -gt 0 ]; then
+    $SUDO systemctl --global disable "${units[@]}" >/dev/null 2>&1 || true
+  fi
   debian="installed ${#missing[@]} of ${#PACKAGES[@]} packages"
 fi
 

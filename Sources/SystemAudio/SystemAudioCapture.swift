@@ -55,6 +55,7 @@ public final class SystemAudioCapture: @unchecked Sendable {
 
     public static let maximumEvents = PulseSession.maximumEvents
 
-    /// "PulseAudio 16.1 at /run/user/0/pulse/native", or "PipeWire 0.3.65 (pulse server) at …".
+    /// "PulseAudio 16.1 at /run/user/0/pulse/native", or "PipeWire 0.3.65 (pulse server, as
+    /// PulseAudio 15.0.0) at …".
     public var serverDescription: String { session.serverDescription }
 }
