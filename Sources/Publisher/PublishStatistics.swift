@@ -75,10 +75,13 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             ? ""
             : " | sound "
                 + new.systemAudio.sorted { $0.key < $1.key }.map { name, source in
-                    source.state == "capturing"
+                    let gaps =
+                        source.underruns + source.overruns > 0
+                        ? " (\(source.underruns) holes, \(source.overruns) overruns)" : ""
+                    return source.state == "capturing"
                         ? "\(name) \(fixedDecimal(source.levelDBFS, places: 0)) dBFS "
-                            + "\(fixedDecimal(source.latencyMilliseconds, places: 0)) ms"
-                        : "\(name) \(source.state)"
+                            + "\(fixedDecimal(source.latencyMilliseconds, places: 0)) ms\(gaps)"
+                        : "\(name) \(source.state)\(gaps)"
                 }
                 .joined(separator: ", ")
         let feedback = new.worstFeedback.map { " | \($0.id): \($0.statistics.statusText)" } ?? ""
