@@ -221,37 +221,14 @@ public final class PipeWireServer {
     /// non-zero or runs past 15 s.
     @discardableResult
     public func pactl(_ arguments: [String]) throws -> String {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-        child.arguments = ["--server=" + server] + arguments
-        child.environment = environment
-        let stderrPath = directory.path + "/pactl-\(UUID().uuidString).stderr"
-        guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else {
-            throw InteropFailure("cannot create \(stderrPath)")
-        }
-        defer { try? FileManager.default.removeItem(atPath: stderrPath) }
-        let output = Pipe()
-        child.standardOutput = output
-        child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        var childEnd = ProcessEnd()
-        let deadline = Date().addingTimeInterval(15)
-        while childEnd.status(of: child) == nil {
-            guard Date() < deadline else {
-                Glibc.kill(child.processIdentifier, SIGKILL)
-                throw InteropFailure("pactl \(arguments.joined(separator: " ")) did not end in 15 s")
-            }
-            usleep(5_000)
-        }
-        let status = childEnd.status(of: child) ?? -1
-        let stdout = String(decoding: data, as: UTF8.self)
-        guard status == 0 else {
-            let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-            throw InteropFailure("pactl \(arguments.joined(separator: " ")) exited \(status): \(stderr)\(stdout)")
-        }
-        return stdout
+        try runTool(
+            "/usr/bin/pactl",
+            ["--server=" + server] + arguments,
+            environment: environment,
+            directory: directory.path,
+            timeout: 15,
+            label: "pactl \(arguments.joined(separator: " "))"
+        )
     }
 
     /// A null sink at 48 kHz stereo (pipewire-pulse's module-null-sink: a PipeWire

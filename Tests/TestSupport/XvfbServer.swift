@@ -75,43 +75,16 @@ public final class XvfbServer {
     /// and returns its stdout; throws with its stderr if it exits non-zero or runs past 30 s.
     @discardableResult
     public func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let path = tool.contains("/") ? tool : "/usr/bin/" + tool
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: path)
-        child.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["DISPLAY"] = display
-        child.environment = environment
-        let stderrPath = directory.path + "/\(URL(fileURLWithPath: path).lastPathComponent)-\(UUID().uuidString).stderr"
-        guard FileManager.default.createFile(atPath: stderrPath, contents: nil) else {
-            throw InteropFailure("cannot create \(stderrPath)")
-        }
-        defer { try? FileManager.default.removeItem(atPath: stderrPath) }
-        let output = Pipe()
-        child.standardOutput = output
-        child.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        child.standardInput = FileHandle.nullDevice
-        try child.run()
-        // Read to the end first (the pipe would otherwise stall a chatty tool), then reap.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        var childEnd = ProcessEnd()
-        let deadline = Date().addingTimeInterval(30)
-        while childEnd.status(of: child) == nil {
-            guard Date() < deadline else {
-                Glibc.kill(child.processIdentifier, SIGKILL)
-                throw InteropFailure("\(tool) \(arguments.joined(separator: " ")) on \(display) did not end in 30 s")
-            }
-            usleep(5_000)
-        }
-        let status = childEnd.status(of: child) ?? -1
-        let stdout = String(decoding: data, as: UTF8.self)
-        guard status == 0 else {
-            let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-            throw InteropFailure(
-                "\(tool) \(arguments.joined(separator: " ")) on \(display) exited \(status): \(stderr)\(stdout)"
-            )
-        }
-        return stdout
+        return try runTool(
+            tool.contains("/") ? tool : "/usr/bin/" + tool,
+            arguments,
+            environment: environment,
+            directory: directory.path,
+            timeout: 30,
+            label: "\(tool) \(arguments.joined(separator: " ")) on \(display)"
+        )
     }
 
     /// SIGTERM, up to 3 s for Xvfb to leave, then SIGKILL; waits for it. Safe to call again.

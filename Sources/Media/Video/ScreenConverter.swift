@@ -75,31 +75,17 @@ public final class ScreenConverter {
     /// picture at (0, 0)), widened to even edges so its chroma samples are whole.
     private func write(_ picture: BorrowedBGRXPicture, area: PixelRect, into planes: inout PlaneSet) throws(MediaError)
     {
-        let covered = area.clipped(to: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
-        guard !covered.isEmpty else { return }
-        let left = covered.x & ~1
-        let top = covered.y & ~1
-        let right = min(picture.width, (covered.x + covered.width + 1) & ~1)
-        let bottom = min(picture.height, (covered.y + covered.height + 1) & ~1)
-        var status: Int32 = 0
-        let source = picture.base.advanced(by: top * picture.stride + left * 4).assumingMemoryBound(to: UInt8.self)
-        planes.withPointers(x: left, y: top) { dy, sy, du, su, dv, sv in
-            status = ARGBToI420(
-                source,
-                Int32(picture.stride),
-                dy,
-                sy,
-                du,
-                su,
-                dv,
-                sv,
-                Int32(right - left),
-                Int32(bottom - top)
-            )
-        }
-        guard status == 0 else {
-            throw MediaError(.library, "libyuv failed converting BGRX \(covered) of \(picture.width)x\(picture.height)")
-        }
+        guard let even = Self.evenRect(covering: area, in: picture) else { return }
+        try Self.convert(
+            picture.base.advanced(by: even.y * picture.stride + even.x * 4),
+            stride: picture.stride,
+            width: even.width,
+            height: even.height,
+            into: &planes,
+            x: even.x,
+            y: even.y,
+            what: "BGRX \(even) of \(picture.width)x\(picture.height)"
+        )
     }
 
     /// BGRX → I420 at (x, y) of `planes`, then the cursor over it.
@@ -110,25 +96,16 @@ public final class ScreenConverter {
         x: Int,
         y: Int
     ) throws(MediaError) {
-        var status: Int32 = 0
-        let source = picture.base.assumingMemoryBound(to: UInt8.self)
-        planes.withPointers(x: x, y: y) { dy, sy, du, su, dv, sv in
-            status = ARGBToI420(
-                source,
-                Int32(picture.stride),
-                dy,
-                sy,
-                du,
-                su,
-                dv,
-                sv,
-                Int32(picture.width),
-                Int32(picture.height)
-            )
-        }
-        guard status == 0 else {
-            throw MediaError(.library, "libyuv failed converting BGRX \(picture.width)x\(picture.height)")
-        }
+        try Self.convert(
+            picture.base,
+            stride: picture.stride,
+            width: picture.width,
+            height: picture.height,
+            into: &planes,
+            x: x,
+            y: y,
+            what: "BGRX \(picture.width)x\(picture.height)"
+        )
         if let cursor { try drawCursor(cursor, over: picture, into: &planes, x: x, y: y) }
     }
 
@@ -141,53 +118,85 @@ public final class ScreenConverter {
         x: Int,
         y: Int
     ) throws(MediaError) {
-        let bounds = PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)
-        let covered = cursor.rect.clipped(to: bounds)
-        guard !covered.isEmpty else { return }
-        let left = covered.x & ~1
-        let top = covered.y & ~1
-        let right = min(picture.width, (covered.x + covered.width + 1) & ~1)
-        let bottom = min(picture.height, (covered.y + covered.height + 1) & ~1)
-        let patchWidth = right - left
-        let patchHeight = bottom - top
-        let patchStride = patchWidth * 4
-        if patch.count < patchStride * patchHeight {
-            patch = [UInt8](repeating: 0, count: patchStride * patchHeight)
+        guard let even = Self.evenRect(covering: cursor.rect, in: picture) else { return }
+        let patchStride = even.width * 4
+        if patch.count < patchStride * even.height {
+            patch = [UInt8](repeating: 0, count: patchStride * even.height)
         }
-        var status: Int32 = 0
+        var failure: MediaError?
         patch.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
-            for row in 0..<patchHeight {
+            for row in 0..<even.height {
                 base.advanced(by: row * patchStride).copyMemory(
-                    from: picture.base.advanced(by: (top + row) * picture.stride + left * 4),
+                    from: picture.base.advanced(by: (even.y + row) * picture.stride + even.x * 4),
                     byteCount: patchStride
                 )
             }
             cursor.blend(
                 into: base,
                 stride: patchStride,
-                width: patchWidth,
-                height: patchHeight,
-                originX: left,
-                originY: top
+                width: even.width,
+                height: even.height,
+                originX: even.x,
+                originY: even.y
             )
-            planes.withPointers(x: x + left, y: y + top) { dy, sy, du, su, dv, sv in
-                status = ARGBToI420(
-                    base.assumingMemoryBound(to: UInt8.self),
-                    Int32(patchStride),
-                    dy,
-                    sy,
-                    du,
-                    su,
-                    dv,
-                    sv,
-                    Int32(patchWidth),
-                    Int32(patchHeight)
+            do throws(MediaError) {
+                try Self.convert(
+                    UnsafeRawPointer(base),
+                    stride: patchStride,
+                    width: even.width,
+                    height: even.height,
+                    into: &planes,
+                    x: x + even.x,
+                    y: y + even.y,
+                    what: "the cursor's \(even.width)x\(even.height) patch"
                 )
+            } catch {
+                failure = error
             }
         }
-        guard status == 0 else {
-            throw MediaError(.library, "libyuv failed converting the cursor's \(patchWidth)x\(patchHeight) patch")
+        if let failure { throw failure }
+    }
+
+    /// `area` clipped to the picture and widened to even edges (chroma samples cover 2x2
+    /// pixels); nil when nothing of it is in the picture.
+    private static func evenRect(covering area: PixelRect, in picture: BorrowedBGRXPicture) -> PixelRect? {
+        let covered = area.clipped(to: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
+        guard !covered.isEmpty else { return nil }
+        let left = covered.x & ~1
+        let top = covered.y & ~1
+        let right = min(picture.width, (covered.x + covered.width + 1) & ~1)
+        let bottom = min(picture.height, (covered.y + covered.height + 1) & ~1)
+        return PixelRect(x: left, y: top, width: right - left, height: bottom - top)
+    }
+
+    /// libyuv's BGRX (its "ARGB") → I420 of `width`×`height` pixels from `source` into `planes`
+    /// at (x, y), both even.
+    private static func convert(
+        _ source: UnsafeRawPointer,
+        stride: Int,
+        width: Int,
+        height: Int,
+        into planes: inout PlaneSet,
+        x: Int,
+        y: Int,
+        what: @autoclosure () -> String
+    ) throws(MediaError) {
+        var status: Int32 = 0
+        planes.withPointers(x: x, y: y) { dy, sy, du, su, dv, sv in
+            status = ARGBToI420(
+                source.assumingMemoryBound(to: UInt8.self),
+                Int32(stride),
+                dy,
+                sy,
+                du,
+                su,
+                dv,
+                sv,
+                Int32(width),
+                Int32(height)
+            )
         }
+        guard status == 0 else { throw MediaError(.library, "libyuv failed converting \(what())") }
     }
 }
