@@ -417,7 +417,14 @@ extension PublishEndToEndTests {
             #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
             let tab = try #require(summary.tabs.first)
             #expect(tab.width == 1280 && tab.height == 720, "\(tab.width)x\(tab.height)")
-            PublishEndToEndTests.expectPlayed(tab, seconds: 10, label: "x11 tab")
+            // As expectPlayed, but a painted frame the 30 fps grab took twice may show twice (the
+            // painter's and the grab's clocks beat; see expectTimecodes): never one backwards.
+            #expect((tab.playbackQuality.fps ?? 0) >= 27, "\(tab.playbackQuality)")
+            #expect(tab.frames.freezes == 0, "\(tab.frames)")
+            #expect(tab.audio.arriving, "\(tab.audio)")
+            #expect(Double(tab.timecodes.count) >= 0.8 * 30 * 10, "\(tab.timecodes)")
+            #expect(tab.timecodes.backwards == 0, "\(tab.timecodes)")
+            #expect(tab.glassToGlassMs.count > 0, "\(tab.glassToGlassMs)")
             publish.interrupt()
             signal.interrupt()
             screen.interrupt()
