@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "SystemAudio", targets: ["SystemAudio"]),
         // For the micro-benchmarks in Benchmarks/ (a package of its own).
         .library(name: "Publisher", targets: ["Publisher"]),
+        .library(name: "SendEngine", targets: ["SendEngine"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "WHIP", targets: ["WHIP"]),
         .library(name: "CongestionControl", targets: ["CongestionControl"]),
@@ -124,12 +125,39 @@ let package = Package(
             ]
         ),
 
-        // The publisher pipeline: where media meets transport (payload, protect, fan out, RTCP, SDP).
+        // Threads, locks and process settings the publisher's parts share: a condition lock and
+        // `Locked`, blocking on async work from a thread, the media threads' runner, glibc's
+        // picture mappings, decimal formatting without Foundation. Depends on nothing.
+        .target(name: "ProcessSupport"),
+
+        // The send engine: where encoded media becomes protected datagrams (payload once, copy,
+        // protect and send per destination, RTCP reports, NACK/RTX, PLI/FIR, REMB, transport-wide
+        // congestion control and the pacer, the SDP each receiver gets). Datagrams leave through
+        // `DatagramSink`, so the whole path runs in memory in tests. No signaling, ICE or WHIP.
+        .target(
+            name: "SendEngine",
+            dependencies: ["Media", "RTP", "SRTP", "SDP", "Transport", "CongestionControl", "ProcessSupport"]
+        ),
+
+        // The media pipeline: the media and sender threads, their queue and hand-offs, and the
+        // inputs they run (files and the test source, the ingest socket, the X11 screen, system
+        // audio) through one video path and one audio path into the send engine.
+        .target(
+            name: "MediaPipeline",
+            dependencies: [
+                "SendEngine", "Media", "RTP", "Ingest", "Capture", "SystemAudio", "ProcessSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The publisher's sessions, in folders: the session that runs a publish (Session), its
+        // presence in a room (Room), WebRTC viewers (WebRTC) and WHIP publishing (WHIP).
         .target(
             name: "Publisher",
             dependencies: [
-                "Media", "RTP", "SRTP", "SDP", "Transport", "SignalingClient", "SignalingProtocol", "Ingest",
-                "Capture", "SystemAudio", "WebRTC", "JSEP", "DTLS", "ICE", "WHIP", "CongestionControl",
+                "MediaPipeline", "SendEngine", "ProcessSupport", "Media", "RTP", "SRTP", "SDP", "Transport",
+                "SignalingClient", "SignalingProtocol", "Ingest", "Capture", "SystemAudio", "WebRTC", "JSEP", "DTLS",
+                "ICE", "WHIP",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -138,7 +166,8 @@ let package = Package(
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture", "SystemAudio",
+                "Publisher", "ProcessSupport", "Media", "SRTP", "Transport", "Ingest",
+                "ICE", "WHIP", "Capture", "SystemAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -168,7 +197,7 @@ let package = Package(
         .target(
             name: "Ingest",
             dependencies: [
-                "Media",
+                "Media", "ProcessSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -323,9 +352,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The send engine in memory and against real receivers on loopback.
+        .testTarget(
+            name: "SendEngineTests",
+            dependencies: [
+                "SendEngine", "Media", "RTP", "SRTP", "SDP", "Transport", "CongestionControl", "TestSupport",
+            ]
+        ),
+        // The media and sender threads, their queue and hand-offs, the ingest path.
+        .testTarget(
+            name: "MediaPipelineTests",
+            dependencies: [
+                "MediaPipeline", "SendEngine", "ProcessSupport", "Media", "RTP", "SRTP", "Transport", "Ingest",
+                "TestSupport",
+            ]
+        ),
+        .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
         .testTarget(
             name: "PublisherTests",
-            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "Ingest", "TestSupport"]
+            dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"]
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
@@ -351,12 +396,12 @@ let package = Package(
         // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
         .testTarget(
             name: "FeedbackTests",
-            dependencies: ["Publisher", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
+            dependencies: ["SendEngine", "Media", "RTP", "SRTP", "SDP", "Transport", "TestSupport"]
         ),
         // RTCP feedback with a real peer: GStreamer's rtpbin reports, NACKs and asks for key frames.
         .testTarget(
             name: "PeerFeedbackTests",
-            dependencies: ["Publisher", "Media", "RTP", "SRTP", "Transport", "TestSupport"]
+            dependencies: ["SendEngine", "Media", "RTP", "SRTP", "Transport", "TestSupport"]
         ),
         // Media: the timecode strip the WebRTC peers' pictures are read back with.
         .target(name: "TestSupport", dependencies: ["RTP", "SRTP", "Transport", "Media"], path: "Tests/TestSupport"),

@@ -24,7 +24,7 @@ let package = Package(
                 .product(name: "RTP", package: root),
                 .product(name: "SRTP", package: root),
                 .product(name: "Media", package: root),
-                .product(name: "Publisher", package: root),
+                .product(name: "SendEngine", package: root),
                 .product(name: "Transport", package: root),
             ],
             path: "Benchmarks/PacketBenchmarks",

@@ -4,6 +4,7 @@ import Dispatch
 import Ingest
 import Logging
 import Media
+import ProcessSupport
 import Publisher
 import SRTP
 import SystemAudio
@@ -196,7 +197,7 @@ struct RTCPublish: ParsableCommand {
                 "\nstopped: \(totals.framesOut) frames, \(totals.audioPackets) audio packets, "
                     + "\(totals.packetsSent) packets sent, \(totals.framesDropped) frames dropped"
             )
-        } catch let error as PublishSession.UsageError {
+        } catch let error as PublishError where error.code == .usage {
             fail("\(error)")
         } catch {
             writeLine("rtc-publish: \(error)", to: STDERR_FILENO)
@@ -213,15 +214,15 @@ struct RTCPublish: ParsableCommand {
                 ("--capture-region", captureRegion), ("--cursor", cursor == "on" ? nil : cursor),
             ]
             if let option = named.first(where: { $0.1 != nil })?.0 {
-                throw PublishSession.UsageError("\(option) needs --video x11")
+                throw PublishError(.usage, "\(option) needs --video x11")
             }
             return nil
         }
         guard (1...60).contains(fps) else {
-            throw PublishSession.UsageError("--fps \(fps) is outside 1...60 for --video x11")
+            throw PublishError(.usage, "--fps \(fps) is outside 1...60 for --video x11")
         }
         guard !unpaced, !bogusTimestamps else {
-            throw PublishSession.UsageError("--unpaced and --bogus-timestamps are for files and the test source")
+            throw PublishError(.usage, "--unpaced and --bogus-timestamps are for files and the test source")
         }
         do {
             return try X11CaptureConfiguration.fromArguments(
@@ -232,7 +233,7 @@ struct RTCPublish: ParsableCommand {
                 cursor: cursor
             )
         } catch {
-            throw PublishSession.UsageError("--video \(video): \(error.message)")
+            throw PublishError(.usage, "--video \(video): \(error.message)")
         }
     }
 
@@ -241,13 +242,13 @@ struct RTCPublish: ParsableCommand {
     func systemAudio() throws -> SystemAudioConfiguration? {
         guard audio == "system" else {
             if let option = appAudio != nil ? "--app-audio" : mic != nil ? "--mic" : nil {
-                throw PublishSession.UsageError("\(option) needs --audio system")
+                throw PublishError(.usage, "\(option) needs --audio system")
             }
             return nil
         }
         let source = { (value: String?, fallback: String, option: String) throws -> String? in
             guard let value else { return fallback }
-            guard !value.isEmpty else { throw PublishSession.UsageError("\(option) is empty") }
+            guard !value.isEmpty else { throw PublishError(.usage, "\(option) is empty") }
             return value == "none" ? nil : value
         }
         let configuration = SystemAudioConfiguration(
@@ -255,7 +256,7 @@ struct RTCPublish: ParsableCommand {
             mic: try source(mic, "@DEFAULT_SOURCE@", "--mic")
         )
         guard configuration.app != nil || configuration.mic != nil else {
-            throw PublishSession.UsageError("--app-audio none and --mic none leave --audio system nothing to capture")
+            throw PublishError(.usage, "--app-audio none and --mic none leave --audio system nothing to capture")
         }
         return configuration
     }
@@ -270,16 +271,18 @@ struct RTCPublish: ParsableCommand {
             do {
                 o.ingest = try IngestAddress(parsing: ingest)
             } catch {
-                throw PublishSession.UsageError("--ingest '\(ingest)': \(error.message)")
+                throw PublishError(.usage, "--ingest '\(ingest)': \(error.message)")
             }
             guard video == nil else {
-                throw PublishSession.UsageError(
+                throw PublishError(
+                    .usage,
                     "--video and --ingest both name the video; the capture process sends it with --ingest"
                 )
             }
-            guard !unpaced else { throw PublishSession.UsageError("--unpaced reads files; a capture process is live") }
+            guard !unpaced else { throw PublishError(.usage, "--unpaced reads files; a capture process is live") }
             guard !bogusTimestamps else {
-                throw PublishSession.UsageError(
+                throw PublishError(
+                    .usage,
                     "--bogus-timestamps is for the test source; use rtc-capture-sim --bogus-timestamps"
                 )
             }
@@ -294,22 +297,23 @@ struct RTCPublish: ParsableCommand {
         o.systemAudio = try systemAudio()
         o.audio = try AudioInputKind(argument: o.systemAudio != nil ? "none" : audio ?? (quiet ? "none" : "test"))
         if case .y4m(let path) = o.video, !FileManager.default.fileExists(atPath: path) {
-            throw PublishSession.UsageError("--video \(path): no such file")
+            throw PublishError(.usage, "--video \(path): no such file")
         }
         if case .wav(let path) = o.audio, !FileManager.default.fileExists(atPath: path) {
-            throw PublishSession.UsageError("--audio \(path): no such file")
+            throw PublishError(.usage, "--audio \(path): no such file")
         }
         o.loop = loop
         let dims = size.split(separator: "x").compactMap { Int($0) }
         guard dims.count == 2, dims[0] > 0, dims[1] > 0 else {
-            throw PublishSession.UsageError("--size '\(size)' is not WIDTHxHEIGHT with positive numbers")
+            throw PublishError(.usage, "--size '\(size)' is not WIDTHxHEIGHT with positive numbers")
         }
         (o.width, o.height) = (dims[0], dims[1])
         o.frameRate = fps
         o.videoBitrateKbps = videoBitrate
         o.audioBitrate = audioBitrate
         guard OpusEncoder.complexityRange.contains(audioComplexity) else {
-            throw PublishSession.UsageError(
+            throw PublishError(
+                .usage,
                 "--audio-complexity \(audioComplexity) is outside \(OpusEncoder.complexityRange)"
             )
         }
@@ -317,7 +321,8 @@ struct RTCPublish: ParsableCommand {
         guard H264Encoder.Configuration.bitrateRange.contains(minVideoBitrate),
             minVideoBitrate <= videoBitrate
         else {
-            throw PublishSession.UsageError(
+            throw PublishError(
+                .usage,
                 "--min-video-bitrate \(minVideoBitrate) must be within \(H264Encoder.Configuration.bitrateRange) and at most --video-bitrate"
             )
         }
@@ -325,7 +330,8 @@ struct RTCPublish: ParsableCommand {
         if let maxVideoBitrate {
             guard H264Encoder.Configuration.bitrateRange.contains(maxVideoBitrate), maxVideoBitrate >= videoBitrate
             else {
-                throw PublishSession.UsageError(
+                throw PublishError(
+                    .usage,
                     "--max-video-bitrate \(maxVideoBitrate) must be within \(H264Encoder.Configuration.bitrateRange) and at least --video-bitrate"
                 )
             }
@@ -335,7 +341,7 @@ struct RTCPublish: ParsableCommand {
         case "same-ssrc": o.retransmission = .sameSSRC
         case "rtx": o.retransmission = .rtx
         case "off": o.retransmission = .off
-        default: throw PublishSession.UsageError("--nack '\(nack)' is not same-ssrc, rtx or off")
+        default: throw PublishError(.usage, "--nack '\(nack)' is not same-ssrc, rtx or off")
         }
         o.advertiseFeedback = rtcpFb
         o.acceptClearFeedback = acceptClearFeedback
@@ -343,12 +349,13 @@ struct RTCPublish: ParsableCommand {
         o.preset = preset
         o.encoderThreads = threads
         guard let suite = SRTPSuite(sdpName: srtpSuite) else {
-            throw PublishSession.UsageError(
+            throw PublishError(
+                .usage,
                 "--srtp-suite '\(srtpSuite)' is not one of \(SRTPSuite.allCases.map(\.sdpName).joined(separator: ", "))"
             )
         }
         o.suite = suite
-        guard (200...9000).contains(mtu) else { throw PublishSession.UsageError("--mtu \(mtu) is outside 200...9000") }
+        guard (200...9000).contains(mtu) else { throw PublishError(.usage, "--mtu \(mtu) is outside 200...9000") }
         o.mtu = mtu
         o.preview = !noPreview
         let previewAddress = try UDPAddress(parsing: preview)
@@ -358,10 +365,10 @@ struct RTCPublish: ParsableCommand {
         o.sdpPath = sdp
         o.staticDestinations = try to.map { try UDPAddress(parsing: $0) }
         if let toFile { o.staticDestinations += try Self.destinations(inFile: toFile) }
-        if let duration, !(duration > 0) { throw PublishSession.UsageError("--duration must be positive") }
+        if let duration, !(duration > 0) { throw PublishError(.usage, "--duration must be positive") }
         o.duration = duration
         guard startDelay >= 0, startDelay <= 60 else {
-            throw PublishSession.UsageError("--start-delay is outside 0...60")
+            throw PublishError(.usage, "--start-delay is outside 0...60")
         }
         o.startDelay = startDelay
         o.statsJSONPath = statsJson
@@ -377,12 +384,12 @@ struct RTCPublish: ParsableCommand {
         )
         o.icePortRange = try icePorts.map(WebRTCArguments.portRange)
         guard (0...Self.maximumViewers).contains(maxViewers) else {
-            throw PublishSession.UsageError("--max-viewers must be 0-\(Self.maximumViewers); got \(maxViewers)")
+            throw PublishError(.usage, "--max-viewers must be 0-\(Self.maximumViewers); got \(maxViewers)")
         }
         o.maxViewers = maxViewers
         o.congestion.transportWide = !noTransportCc
         guard (0...100).contains(pacingBurstMs) else {
-            throw PublishSession.UsageError("--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
+            throw PublishError(.usage, "--pacing-burst-ms must be 0-100; got \(pacingBurstMs)")
         }
         o.congestion.pacing?.burstAllowanceUs = Int64(pacingBurstMs) * 1000
         if noPacing { o.congestion.pacing = nil }
@@ -402,9 +409,9 @@ struct RTCPublish: ParsableCommand {
     /// Reads `--to-file`: one HOST:PORT per line; an error names the file and line.
     static func destinations(inFile path: String) throws -> [UDPAddress] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw PublishSession.UsageError("--to-file \(path): cannot read the file")
+            throw PublishError(.usage, "--to-file \(path): cannot read the file")
         }
-        guard data.count <= 64 * 1024 else { throw PublishSession.UsageError("--to-file \(path): larger than 64 KiB") }
+        guard data.count <= 64 * 1024 else { throw PublishError(.usage, "--to-file \(path): larger than 64 KiB") }
         var result: [UDPAddress] = []
         for (number, raw) in String(decoding: data, as: UTF8.self).split(
             separator: "\n",
@@ -417,11 +424,12 @@ struct RTCPublish: ParsableCommand {
             do {
                 result.append(try UDPAddress(parsing: text))
             } catch {
-                throw PublishSession.UsageError("--to-file \(path) line \(number + 1): \(error.message)")
+                throw PublishError(.usage, "--to-file \(path) line \(number + 1): \(error.message)")
             }
         }
         guard result.count <= Self.maximumStaticDestinations else {
-            throw PublishSession.UsageError(
+            throw PublishError(
+                .usage,
                 "--to-file \(path): more than \(Self.maximumStaticDestinations) destinations"
             )
         }
@@ -431,7 +439,7 @@ struct RTCPublish: ParsableCommand {
     static func hostPort(_ text: String, what: String) throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
             (1...65535).contains(port), colon > text.startIndex
-        else { throw PublishSession.UsageError("\(what) '\(text)' is not HOST:PORT") }
+        else { throw PublishError(.usage, "\(what) '\(text)' is not HOST:PORT") }
         return (String(text[..<colon]), port)
     }
 

@@ -17,11 +17,11 @@ enum WebRTCArguments {
     ) throws -> WebRTCOptions {
         var options = WebRTCOptions()
         guard iceAddresses.count <= ICEAgent.maximumLocalAddresses else {
-            throw PublishSession.UsageError("--ice-address: at most \(ICEAgent.maximumLocalAddresses) addresses")
+            throw PublishError(.usage, "--ice-address: at most \(ICEAgent.maximumLocalAddresses) addresses")
         }
         for address in iceAddresses {
             guard (try? UDPAddress(host: address, port: 0)) != nil else {
-                throw PublishSession.UsageError("--ice-address '\(address)' is not a numeric IPv4 or IPv6 address")
+                throw PublishError(.usage, "--ice-address '\(address)' is not a numeric IPv4 or IPv6 address")
             }
         }
         options.iceAddresses = iceAddresses
@@ -34,15 +34,15 @@ enum WebRTCArguments {
         case "all": options.relayOnly = false
         case "relay":
             guard options.turnServer != nil else {
-                throw PublishSession.UsageError("--ice-transport-policy relay needs --turn")
+                throw PublishError(.usage, "--ice-transport-policy relay needs --turn")
             }
             options.relayOnly = true
         default:
             let policy = transportPolicy.prefix(40)
-            throw PublishSession.UsageError("--ice-transport-policy '\(policy)' is not all or relay")
+            throw PublishError(.usage, "--ice-transport-policy '\(policy)' is not all or relay")
         }
         guard (certificate == nil) == (privateKey == nil) else {
-            throw PublishSession.UsageError("--dtls-cert and --dtls-key go together")
+            throw PublishError(.usage, "--dtls-cert and --dtls-key go together")
         }
         options.certificatePath = certificate
         options.privateKeyPath = privateKey
@@ -53,7 +53,7 @@ enum WebRTCArguments {
     static func whip(url: String?, token: String?, certificateAuthority: String?) throws -> WHIPOptions? {
         guard let url else {
             guard token == nil, certificateAuthority == nil else {
-                throw PublishSession.UsageError("--whip-token and --whip-ca need --whip")
+                throw PublishError(.usage, "--whip-token and --whip-ca need --whip")
             }
             return nil
         }
@@ -61,13 +61,13 @@ enum WebRTCArguments {
         do {
             endpoint = try WHIPURL(parsing: url)
         } catch {
-            throw PublishSession.UsageError("--whip: \(error)")
+            throw PublishError(.usage, "--whip: \(error)")
         }
         if let token {
             // RFC 6750 §2.1 b64token: what an Authorization header can carry unquoted.
             let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
             guard !token.isEmpty, token.count <= 4096, token.allSatisfy(allowed.contains) else {
-                throw PublishSession.UsageError("--whip-token is not a bearer token (RFC 6750 section 2.1 characters)")
+                throw PublishError(.usage, "--whip-token is not a bearer token (RFC 6750 section 2.1 characters)")
             }
         }
         return WHIPOptions(endpoint: endpoint, token: token, certificateAuthority: certificateAuthority)
@@ -82,13 +82,13 @@ enum WebRTCArguments {
                 && part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
         guard parts.count == 2, digits, let low = Int(parts[0]), let high = Int(parts[1]) else {
-            throw PublishSession.UsageError("\(quoted): not MIN-MAX, two UDP ports such as 40000-40999")
+            throw PublishError(.usage, "\(quoted): not MIN-MAX, two UDP ports such as 40000-40999")
         }
         for port in [low, high] where !(1...65535).contains(port) {
-            throw PublishSession.UsageError("\(quoted): port \(port) is outside 1-65535")
+            throw PublishError(.usage, "\(quoted): port \(port) is outside 1-65535")
         }
         guard low <= high else {
-            throw PublishSession.UsageError("\(quoted): the first port \(low) is above the last \(high)")
+            throw PublishError(.usage, "\(quoted): the first port \(low) is above the last \(high)")
         }
         return UInt16(low)...UInt16(high)
     }
@@ -96,13 +96,13 @@ enum WebRTCArguments {
     /// `turn:USER:PASS@HOST:PORT` (UDP). The password may hold `:`; the user may not.
     static func turnServer(_ text: String) throws -> ICEAgent.TURNServer {
         let usage = "--turn '\(text.prefix(200))' is not turn:USER:PASS@HOST:PORT"
-        guard text.hasPrefix("turn:"), let at = text.lastIndex(of: "@") else { throw PublishSession.UsageError(usage) }
+        guard text.hasPrefix("turn:"), let at = text.lastIndex(of: "@") else { throw PublishError(.usage, usage) }
         let credentials = text[text.index(text.startIndex, offsetBy: 5)..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { throw PublishSession.UsageError(usage) }
+        guard let colon = credentials.firstIndex(of: ":") else { throw PublishError(.usage, usage) }
         let user = String(credentials[..<colon])
         let password = String(credentials[credentials.index(after: colon)...])
         guard !user.isEmpty, !password.isEmpty, user.utf8.count <= 128, password.utf8.count <= 128 else {
-            throw PublishSession.UsageError(usage)
+            throw PublishError(.usage, usage)
         }
         let (host, port) = try RTCPublish.hostPort(String(text[text.index(after: at)...]), what: "--turn")
         return ICEAgent.TURNServer(

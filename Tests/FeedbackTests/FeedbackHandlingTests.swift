@@ -1,8 +1,8 @@
 import Foundation
 import Media
-import Publisher
 import RTP
 import SRTP
+import SendEngine
 import TestSupport
 import Testing
 import Transport

@@ -1,4 +1,4 @@
-import Publisher
+import SendEngine
 import TestSupport
 import Testing
 

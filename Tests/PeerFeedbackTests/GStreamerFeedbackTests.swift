@@ -1,6 +1,6 @@
 import Foundation
-import Publisher
 import RTP
+import SendEngine
 import TestSupport
 import Testing
 

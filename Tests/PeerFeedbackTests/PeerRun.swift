@@ -1,7 +1,7 @@
 import Foundation
 import Media
-import Publisher
 import RTP
+import SendEngine
 import TestSupport
 import Transport
 

@@ -1,3 +1,7 @@
+import Foundation
+import MediaPipeline
+import ProcessSupport
+import SendEngine
 import Testing
 
 @testable import Publisher
@@ -27,12 +31,12 @@ import Testing
     @Test func statusLineReadsAsBefore() {
         let old = PublishStatistics()
         var new = PublishStatistics()
-        new.framesIn = 30
-        new.framesOut = 30
-        new.videoBytes = 312_500
-        new.audioBytes = 12_000
-        new.packetsSent = 320
-        new.destinations = 2
+        new.media.framesIn = 30
+        new.media.framesOut = 30
+        new.media.videoBytes = 312_500
+        new.media.audioBytes = 12_000
+        new.media.packetsSent = 320
+        new.media.destinations = 2
         new.subscribers = 1
         new.signaling = "joined"
         let line = PublishStatistics.line(from: old, to: new, seconds: 1)
@@ -41,6 +45,26 @@ import Testing
                 == "fps in 30.0 out 30.0 | video 2500 kbit/s | audio 96 kbit/s | packets 320 | destinations 2 "
                 + "(subscribers 1) | dropped 0 | signaling joined"
         )
+    }
+
+    /// `--stats-json` keeps one flat object: the media threads' counters and the sessions' side
+    /// by side, under the names scripts read.
+    @Test func statisticsEncodeAsOneObject() throws {
+        var statistics = PublishStatistics()
+        statistics.media.framesIn = 7
+        statistics.media.feedback["sub:bob"] = FeedbackStatistics()
+        statistics.subscribers = 2
+        statistics.signaling = "joined"
+        statistics.whip = WHIPStatistics(state: "live")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try encoder.encode(statistics), as: UTF8.self)
+        #expect(text.hasPrefix("{\"appAudioFramesDropped\":0,"))
+        for key in ["\"framesIn\":7", "\"subscribers\":2", "\"signaling\":\"joined\"", "\"sub:bob\":{"] {
+            #expect(text.contains(key), "\(key) in \(text)")
+        }
+        #expect(!text.contains("\"media\""))
+        #expect(try JSONDecoder().decode(PublishStatistics.self, from: Data(text.utf8)) == statistics)
     }
 }
 

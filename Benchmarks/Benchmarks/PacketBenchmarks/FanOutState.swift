@@ -1,7 +1,7 @@
 import Benchmark
 import Media
-import Publisher
 import SRTP
+import SendEngine
 import Transport
 
 /// A `MediaSender` with N destinations, all pointing at one loopback sink (RTP port and the

@@ -1,8 +1,8 @@
 import Benchmark
 import Media
-import Publisher
 import RTP
 import SRTP
+import SendEngine
 import Transport
 
 /// The per-packet steps of the media path: payloading (RFC 6184, RFC 7587), SRTP protect

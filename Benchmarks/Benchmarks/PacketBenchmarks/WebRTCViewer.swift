@@ -1,5 +1,5 @@
-import Publisher
 import SRTP
+import SendEngine
 import Transport
 
 /// A WebRTC viewer as `MediaSender` holds it once ICE and DTLS are done, without running them:

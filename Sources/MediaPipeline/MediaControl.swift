@@ -1,0 +1,79 @@
+import Media
+import ProcessSupport
+import SendEngine
+
+/// What the async side (room presence, status line, signal handlers), the media thread and the
+/// sender thread share: the sender (destinations come and go while media flows), the queue of
+/// encoded media between the two threads, the counters, the encoder requests that feedback
+/// makes (key frame, bitrate) and the stop flag. Everything else on the media path belongs to
+/// one thread alone.
+public final class MediaControl: Sendable {
+    public let sender: Locked<MediaSender>
+    /// Encoded media from the media thread to the sender thread.
+    public let outbox = SendQueue()
+    public let statistics = Locked(MediaStatistics())
+    private let keyFrameRequested = Locked(false)
+    private let bitrateRequest = Locked<Int?>(nil)
+    private let stopRequested = Locked(false)
+
+    public init(sender: MediaSender) {
+        self.sender = Locked(sender)
+    }
+
+    /// The next frame is encoded as an IDR (a new viewer, a player that just bound its ports).
+    public func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
+
+    /// A key-frame request from the room (a member's signal, a new viewer), through the
+    /// sender's limiter (`MediaSender.requestKeyFrameFromRoom`). True when the next frame will be
+    /// an IDR; false when the request was merged into a later key frame (counted as coalesced;
+    /// the sender thread grants it when the interval has passed).
+    @discardableResult
+    public func requestKeyFrameThroughLimiter() -> Bool {
+        let granted = sender.withLock { $0.requestKeyFrameFromRoom(at: MonotonicClock.now()) }
+        if granted { requestKeyFrame() }
+        return granted
+    }
+
+    /// Reads and clears the key-frame request.
+    func takeKeyFrameRequest() -> Bool {
+        keyFrameRequested.withLock { requested in
+            defer { requested = false }
+            return requested
+        }
+    }
+
+    /// Receivers' feedback moved the target: the encoder takes it before its next frame.
+    func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
+
+    /// Reads and clears the newest bitrate request.
+    func takeBitrateRequest() -> Int? {
+        bitrateRequest.withLock { request in
+            defer { request = nil }
+            return request
+        }
+    }
+
+    public func stop() { stopRequested.withLock { $0 = true } }
+    public var isStopped: Bool { stopRequested.withLock { $0 } }
+
+    /// The counters with what the sender knows filled in (packets, destinations).
+    public func snapshot() -> MediaStatistics {
+        let (packets, destinations, feedback, keyFrameRequests) = sender.withLock { sender in
+            (
+                sender.packetsSent, sender.destinations.count,
+                Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a }),
+                sender.keyFrameRequestStatistics
+            )
+        }
+        let depth = outbox.depth
+        return statistics.withLock {
+            $0.sendQueueDepth = depth.now
+            $0.sendQueueDeepest = depth.deepest
+            $0.packetsSent = packets
+            $0.destinations = destinations
+            $0.feedback = feedback
+            $0.keyFrameRequests = keyFrameRequests
+            return $0
+        }
+    }
+}

@@ -1,0 +1,301 @@
+import Logging
+import Media
+import MediaPipeline
+import ProcessSupport
+import SRTP
+import SendEngine
+import SignalingClient
+import SignalingProtocol
+
+/// The publisher's side of the room: join, publish, and turn each subscribe request into a
+/// destination with its own keys and an answer SDP its player can open.
+///
+/// Media never waits for the room. If the server cannot be reached at start, the preview and
+/// static destinations stream anyway while this retries with backoff (a screen share that
+/// cannot start because a room server is down would be worse than one that joins late); once
+/// connected, the client library re-joins and re-publishes by itself after a server restart.
+struct RoomPresence {
+    let options: PublishOptions
+    let control: SessionControl
+    let offer: String
+    let audio: Bool
+    let logger: Logger
+    /// Progress to stdout, refusals and errors to stderr (`PublishOutput`).
+    let output: PublishOutput
+    /// Subscribers that come with a WebRTC offer.
+    let webRTC: WebRTCSubscribers
+
+    func run(client: SignalingClient, room: RoomID, uid: MemberID) async {
+        let transports = Task { [self] in
+            for await notice in webRTC.events { await handle(notice, client: client) }
+        }
+        defer { transports.cancel() }
+        var delay = Duration.milliseconds(500)
+        while !Task.isCancelled {
+            do {
+                try await client.connect()
+                try await client.join(room: room, uid: uid, role: .publisher, token: options.token)
+                try await client.publish(StreamDescription(kind: .screen, codecs: ["H264", "opus"], sdp: offer))
+                setSignaling("in room \(room)")
+                logger.info("joined and published", metadata: ["room": "\(room)", "uid": "\(uid)"])
+                break
+            } catch {
+                let where_ = options.signal.map { "\($0.host):\($0.port)" } ?? "?"
+                setSignaling("retrying")
+                output.problem(
+                    "signaling server \(where_) unreachable (\(error)); media continues, retrying in \(delay)"
+                )
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+        // When a held-back key-frame request was last logged: at most one line a second.
+        var lastHeldBackLog: UInt64?
+        for await event in client.events {
+            switch event {
+            case .subscribeRequest(let request):
+                await answer(request, client: client)
+            case .subscriberLeft(let left):
+                removeSubscriber("\(left.subscriber)", reason: "\(left.reason)")
+                if webRTC.remove("\(left.subscriber)") { setViewerState("\(left.subscriber)", nil) }
+            case .signal(let signal):
+                handle(signal, lastHeldBackLog: &lastHeldBackLog)
+            case .disconnected(let error):
+                setSignaling("reconnecting")
+                output.problem("signaling connection lost (\(error.message)); media continues, reconnecting")
+            case .rejoined(let joined):
+                setSignaling("in room \(room)")
+                output.progress("signaling: back in room \(room), stream re-published")
+                await endViewersNoLongerInTheRoom(joined, client: client)
+            case .closed:
+                return
+            default:
+                continue
+            }
+        }
+    }
+
+    /// A member's `signal`. A viewer whose player has just bound its ports asks for a key frame
+    /// with `{"request": "keyframe"}` (RTCP PLI does the same for receivers that send RTCP). It
+    /// goes through the PLI/FIR limiter: a member asking in a loop gets one IDR per interval,
+    /// not one per signal. A request merged into a later key frame is counted (`coalesced`) and
+    /// said on stderr at most once a second (`lastHeldBackLog`), so a flood cannot flood the log.
+    func handle(_ signal: ServerMessage.Signal, lastHeldBackLog: inout UInt64?) {
+        guard case .object(let fields) = signal.payload, fields["request"] == .string("keyframe"),
+            !control.requestKeyFrameThroughLimiter()
+        else { return }
+        let now = MonotonicClock.now()
+        guard lastHeldBackLog.map({ now &- $0 >= 1_000_000_000 }) ?? true else { return }
+        lastHeldBackLog = now
+        let (coalesced, interval) = control.sender.withLock {
+            ($0.keyFrameRequestStatistics.coalesced, $0.configuration.feedback.keyFrameInterval)
+        }
+        output.problem(
+            "key-frame request from \(signal.from) merged into the next key frame (at most one per "
+                + "\(interval / 1_000_000) ms); \(coalesced) coalesced so far"
+        )
+    }
+
+    private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
+        let receive = request.receive
+        if let full = refusalAtCapacity(for: "\(request.subscriber)") {
+            await refuse(request, reason: full, client: client)
+            return
+        }
+        if let offer = receive.offer {
+            await answer(request, offer: offer, client: client)
+            return
+        }
+        guard let suite = receive.cryptoSuites.lazy.compactMap({ SRTPSuite(sdpName: $0) }).first
+        else {
+            await refuse(
+                request,
+                reason: "no common SRTP suite (we offer \(SRTPSuite.allCases.map(\.sdpName)))",
+                client: client
+            )
+            return
+        }
+        guard let videoPort = receive.videoPort else {
+            await refuse(request, reason: "no video port in the receive description", client: client)
+            return
+        }
+        do {
+            let address = try DestinationAddress(
+                host: receive.address,
+                videoPort: videoPort,
+                audioPort: audio ? receive.audioPort : nil,
+                rtcpMux: receive.rtcpMux
+            )
+            let sdp = try control.sender.withLock { sender in
+                let destination = try sender.addDestination(
+                    id: "sub:\(request.subscriber)",
+                    address: address,
+                    suite: suite,
+                    options: DestinationOptions(
+                        retransmission: options.retransmission == .rtx ? .sameSSRC : options.retransmission
+                    )
+                )
+                guard let sets = sender.parameterSets else {
+                    throw PublishError("no key frame encoded yet")
+                }
+                return try StreamSDP.playerFile(for: destination, sender: sender, sps: sets.sps, pps: sets.pps)
+            }
+            // The new viewer decodes from the next key frame, not in 2 s; through the limiter, so
+            // re-subscribing in a loop cannot force IDRs any faster than PLIs can.
+            control.requestKeyFrameThroughLimiter()
+            control.statistics.withLock { $0.subscribers += 1 }
+            try await client.answer(request, sdp: sdp)
+            output.progress("subscriber \(request.subscriber) added: \(address) (\(suite.sdpName))")
+        } catch {
+            removeSubscriber("\(request.subscriber)", reason: "answer failed")
+            await refuse(request, reason: "\(error)", client: client)
+        }
+    }
+
+    /// The reason `subscriber` is refused when `--max-viewers` are served already, else nil.
+    /// Viewers are the subscribers with a WebRTC transport (connecting or connected) or an SDES
+    /// destination; a re-subscribe replaces its own viewer and is never refused for capacity.
+    private func refusalAtCapacity(for subscriber: String) -> String? {
+        let connecting = webRTC.subscribers
+        let sending = control.sender.withLock { sender in
+            sender.destinations.compactMap { $0.id.hasPrefix("sub:") ? String($0.id.dropFirst(4)) : nil }
+        }
+        var served = Set(connecting).union(sending)
+        served.remove(subscriber)
+        guard served.count >= options.maxViewers else { return nil }
+        return "the publisher serves its most viewers (\(options.maxViewers))"
+    }
+
+    /// While our connection was down the server ended every subscription to us. A viewer still
+    /// in the room subscribes again and replaces its viewer; one that is gone (a WHEP session
+    /// ends when its subscription does, a page may have closed) never will, and nobody could end
+    /// it any more: its media would go on as an orphan. Those are ended here.
+    private func endViewersNoLongerInTheRoom(_ joined: ServerMessage.Joined, client: SignalingClient) async {
+        let members = Set(joined.members.map(\.uid.rawValue))
+        let webRTCViewers = Set(webRTC.subscribers)
+        let sdesViewers = control.sender.withLock { sender in
+            sender.destinations.compactMap { $0.id.hasPrefix("sub:") ? String($0.id.dropFirst(4)) : nil }
+        }
+        let reason = "no longer in the room when signaling came back"
+        for subscriber in webRTCViewers.union(sdesViewers).subtracting(members).sorted() {
+            if webRTCViewers.contains(subscriber) {
+                await end(subscriber, reason: reason, client: client, isProblem: false)
+            } else {
+                removeSubscriber(subscriber, reason: reason)
+            }
+        }
+    }
+
+    /// Tells the subscriber why (`subscribe-reject`) and says so on stderr.
+    private func refuse(_ request: ServerMessage.SubscribeRequest, reason: String, client: SignalingClient) async {
+        output.problem("subscriber \(request.subscriber) refused: \(reason)")
+        try? await client.reject(request, reason: reason)
+    }
+
+    private func removeSubscriber(_ uid: String, reason: String) {
+        let removed = control.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
+        if removed {
+            control.statistics.withLock { $0.subscribers -= 1 }
+            output.progress("subscriber \(uid) left (\(reason)); no longer sent to")
+        }
+    }
+
+    private func setSignaling(_ text: String) { control.statistics.withLock { $0.signaling = text } }
+
+    // MARK: WebRTC subscribers
+
+    /// A subscribe with a WebRTC offer: answered with our JSEP answer once our candidates are
+    /// gathered; the destination follows when ICE and DTLS are done (`handle`).
+    private func answer(_ request: ServerMessage.SubscribeRequest, offer: String, client: SignalingClient) async {
+        let subscriber = "\(request.subscriber)"
+        // A re-subscribe replaces the old viewer: its destination goes now, its transport in `answer`.
+        removeSubscriber(subscriber, reason: "re-subscribed")
+        do {
+            let sdp = try await webRTC.answer(offer: offer, subscriber: subscriber)
+            setViewerState(subscriber, "ice checking")
+            try await client.answer(request, sdp: sdp)
+            output.progress("WebRTC subscriber \(subscriber): answer sent, ICE checking")
+        } catch {
+            _ = webRTC.remove(subscriber)
+            setViewerState(subscriber, nil)
+            output.problem("WebRTC subscriber \(subscriber) refused: \(error)")
+            try? await client.reject(request, reason: "\(error)")
+        }
+    }
+
+    private func handle(_ notice: WebRTCSubscribers.Notice, client: SignalingClient) async {
+        let subscriber = notice.subscriber
+        guard webRTC.isCurrent(subscriber, notice.transport) else { return }
+        switch notice.event {
+        case .ice(let state):
+            if notice.transport.phase == .checking { setViewerState(subscriber, "ice \(state)") }
+        case .phase(.handshaking):
+            setViewerState(subscriber, "dtls-handshake")
+        case .connected(let link):
+            do {
+                guard try webRTC.connect(subscriber, link: link, transport: notice.transport) else { return }
+                control.requestKeyFrameThroughLimiter()  // The new viewer decodes from the next key frame.
+                control.statistics.withLock { $0.subscribers += 1 }
+                setViewerState(subscriber, "connected")
+                let pair = link.pair.map { "\($0)" } ?? "?"
+                control.statistics.withLock {
+                    $0.webRTCViewers[subscriber]?.path = pair
+                    $0.webRTCViewers[subscriber]?.srtpProfile = "\(link.keys.profile)"
+                }
+                output.progress("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
+            } catch {
+                await end(subscriber, reason: "cannot send to it: \(error)", client: client)
+            }
+        case .pathChanged(let link):
+            do {
+                try webRTC.changePath(subscriber, link: link, transport: notice.transport)
+                control.statistics.withLock { $0.webRTCViewers[subscriber]?.path = link.pair.map { "\($0)" } }
+                output.progress("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
+            } catch {
+                await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
+            }
+        case .phase(.failed(let reason)), .iceLost(let reason):
+            await end(subscriber, reason: reason, client: client)
+        case .phase(.closed):
+            await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client, isProblem: false)
+        case .phase:
+            break
+        }
+    }
+
+    /// Removes a WebRTC viewer (its destination, after a BYE, then its transport), logs why and
+    /// tells the subscriber in a `signal` (`{"event": "webrtc-ended", "reason": …}`). A failure
+    /// (ICE, DTLS, consent, a time limit) is a problem and goes to stderr; a viewer that closed
+    /// DTLS itself left normally.
+    private func end(_ subscriber: String, reason: String, client: SignalingClient, isProblem: Bool = true) async {
+        removeSubscriber(subscriber, reason: reason)
+        _ = webRTC.remove(subscriber)
+        setViewerState(subscriber, nil)
+        let line = "WebRTC subscriber \(subscriber) removed: \(reason)"
+        if isProblem {
+            logger.warning(
+                "WebRTC subscriber removed",
+                metadata: ["subscriber": "\(subscriber)", "reason": "\(reason)"]
+            )
+            output.problem(line)
+        } else {
+            output.progress(line)
+        }
+        guard let member = try? MemberID(validating: subscriber) else { return }
+        try? await client.signal(
+            to: member,
+            payload: .object(["event": .string("webrtc-ended"), "reason": .string(reason)])
+        )
+    }
+
+    /// A new state for `subscriber`'s transport (its path and counters kept); nil: gone.
+    private func setViewerState(_ subscriber: String, _ state: String?) {
+        control.statistics.withLock { statistics in
+            guard let state else {
+                statistics.webRTCViewers[subscriber] = nil
+                return
+            }
+            statistics.webRTCViewers[subscriber, default: WebRTCViewerStatistics(state: state)].state = state
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import MediaPipeline
+import ProcessSupport
+import SendEngine
+
+/// What the sessions (room, WebRTC viewers, WHIP, the status line) share with the media
+/// threads: the media side's `MediaControl` (sender, send queue, key-frame and stop requests)
+/// and the sessions' own counters, which a snapshot joins to the media threads' for the
+/// status line.
+final class SessionControl: Sendable {
+    let media: MediaControl
+    /// The sessions' counters; `media` in it is the copy the last `snapshot()` took.
+    let statistics = Locked(PublishStatistics())
+
+    init(media: MediaControl) { self.media = media }
+
+    var sender: Locked<MediaSender> { media.sender }
+    var outbox: SendQueue { media.outbox }
+    var isStopped: Bool { media.isStopped }
+
+    func requestKeyFrame() { media.requestKeyFrame() }
+
+    /// A key frame for a new viewer, through the sender's limiter; true when one was asked for.
+    @discardableResult
+    func requestKeyFrameThroughLimiter() -> Bool { media.requestKeyFrameThroughLimiter() }
+
+    func stop() { media.stop() }
+
+    /// The media threads' counters now, with the sessions'.
+    func snapshot() -> PublishStatistics {
+        let media = media.snapshot()
+        return statistics.withLock {
+            $0.media = media
+            return $0
+        }
+    }
+}

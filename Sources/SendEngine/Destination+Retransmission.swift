@@ -1,0 +1,88 @@
+import Media
+import RTP
+import SRTP
+import Transport
+
+extension Destination {
+    /// Resends video packet `sequenceNumber` from `history` the way this destination asked
+    /// for (`options.retransmission`): the original packet under its own index (one copy out
+    /// of the history), or an RFC 4588 RTX packet with `rtx`'s SSRC and payload type and this
+    /// destination's next RTX sequence number (the RTX packet is written straight from the
+    /// history slot). Then SRTP in place and `sendto` from the RTP socket. False if nothing
+    /// was sent (not held, mode off, protect or send failed).
+    func retransmit(
+        _ sequenceNumber: UInt16,
+        from history: RTPPacketHistory,
+        rtx: (ssrc: UInt32, payloadType: UInt8)
+    )
+        -> Bool
+    {
+        let room = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<(buffer.count - RTPPacketBuffer.trailerSpare)])
+        let length: Int?
+        switch options.retransmission {
+        case .off:
+            return false
+        case .sameSSRC:
+            length = history.copy(sequenceNumber, into: room)
+            if length != nil, let payloadTypes = options.payloadTypes, let base = room.baseAddress {
+                payloadTypes.rewrite(base)
+            }
+        case .rtx:
+            let rtxSequenceNumber = feedback.takeRTXSequenceNumber()
+            length =
+                history.withPacket(sequenceNumber) { original in
+                    try? RTPRetransmission.write(
+                        original: original,
+                        ssrc: rtx.ssrc,
+                        payloadType: options.payloadTypes?.retransmission ?? rtx.payloadType,
+                        sequenceNumber: rtxSequenceNumber,
+                        into: room
+                    )
+                } ?? nil
+        }
+        guard let length else { return false }
+        guard let protected = protectRTP(buffer, length: length, audio: false) else {
+            feedback.statistics.retransmissionFailures += 1
+            return false
+        }
+        guard
+            sockets.rtpSink.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: address.videoRTP)
+        else {
+            feedback.statistics.retransmissionFailures += 1
+            return false
+        }
+        statistics.rtpPackets += 1
+        statistics.rtpBytes += protected
+        return true
+    }
+
+    /// The feedback counters of this destination, with the current rate estimate.
+    public var feedbackStatistics: FeedbackStatistics {
+        var result = feedback.statistics
+        result.nack = feedback.limiter.statistics
+        result.bitrateEstimate = allowedBitrate
+        var congestionStatistics = congestion.statistics
+        if let pacer = congestion.pacer {
+            let nowUs = Int64(MonotonicClock.now() / 1000)
+            congestionStatistics.pacingBitrate = pacer.pacingRate
+            congestionStatistics.pacerQueuePackets = pacer.queuedPackets
+            congestionStatistics.pacerQueueMilliseconds = Double(pacer.oldestQueueTimeUs(at: nowUs) ?? 0) / 1000
+        }
+        result.congestion = congestionStatistics
+        return result
+    }
+
+    /// What this receiver allows, bits per second: the loss-based estimate under its REMB, and
+    /// under the delay-based estimate once transport feedback arrives (libwebrtc caps the
+    /// loss-based estimate by the delay-based one the same way).
+    var bitrateTarget: Int {
+        guard congestion.hasEstimate else { return feedback.bitrate.target }
+        return min(feedback.bitrate.target, congestion.delayBased.bitrate)
+    }
+
+    /// `bitrateTarget` once this receiver has said anything about the path (an RR or REMB about
+    /// our video, or transport feedback); nil before: it has no vote on the encoder's rate yet.
+    var allowedBitrate: Int? {
+        feedback.hasEstimate || congestion.hasEstimate ? bitrateTarget : nil
+    }
+}

@@ -1,0 +1,336 @@
+import CongestionControl
+import Media
+import RTP
+import SRTP
+import Transport
+
+/// The one place encoded media becomes protected datagrams: H.264 access units and Opus packets
+/// are packetized once into a clear-text packet, then copied, SRTP-protected and sent per
+/// destination; RTCP sender reports (with SDES CNAME) go out at the RFC 3550 interval and BYE
+/// when the stream stops. Each destination sends from sockets of its own that also read what
+/// its receiver sends back; `pollFeedback(now:)` acts on it (Docs/feedback.md), resending
+/// lost video from a history of clear packets kept as they are sent.
+///
+/// Both streams take their RTP timestamps from capture time through two `RTPClock`s sharing one
+/// origin, so audio and video sit on one timeline and a frame's timestamp never depends on when
+/// (or how late) it was sent. Not thread-safe: one task drives it.
+public final class MediaSender {
+    public struct Configuration: Sendable {
+        /// Whole UDP payload limit: RTP header + payload + SRTP tag fit inside.
+        public var mtu = RTPPayloadBudget.standard.mtu
+        /// The suite destinations get unless they ask for another.
+        public var suite: SRTPSuite = .default
+        /// RTCP SDES CNAME (RFC 3550 §6.5.1), the same for audio and video so receivers pair them.
+        public var cname: String
+        public var videoPayloadType: UInt8 = 96
+        public var audioPayloadType: UInt8 = 97
+        /// Session bandwidth in bit/s for the RTCP interval computation (RFC 3550 §6.2).
+        public var sessionBandwidth = 2_000_000.0
+        /// What receivers' RTCP does to the stream: NACK history, key-frame limit, bitrate.
+        public var feedback = FeedbackConfiguration()
+        /// Transport-wide sequence numbers, the delay-based estimate, probing, the pacer.
+        public var congestion = CongestionConfiguration()
+        public init(cname: String) { self.cname = cname }
+    }
+
+    public let configuration: Configuration
+    public private(set) var destinations: [Destination] = []
+    /// RTP datagrams handed to the kernel, all destinations together.
+    public internal(set) var packetsSent = 0
+    public private(set) var video: RTPStreamState
+    public private(set) var audio: RTPStreamState
+    public let videoClock: RTPClock
+    public let audioClock: RTPClock
+    let ntpClock = NTPClock.system()
+    private var h264: H264Payloader
+    private var opus: OpusPayloader
+    private var schedule: RTCPSenderSchedule<SystemRandomNumberGenerator>
+    private var nextReport: UInt64?
+    private var lastVideoTimestamp: UInt32?
+    private let packet: RTPPacketBuffer
+    /// A picture's clear packets, sent as one burst per destination (`sendBurst`).
+    private let burst: PacketBurst
+    /// Where each destination's copy of the burst is protected, one destination at a time.
+    let burstScratch: UnsafeMutableRawBufferPointer
+    /// Clear video packets as sent, for NACKs (one copy per packet).
+    let videoHistory: RTPPacketHistory
+    /// The clear video bytes sent over the last half second: a receiver that never reported
+    /// may have a share of it resent (`FeedbackConfiguration.unreportedRetransmissionShare`).
+    var videoSent = SentBytesWindow(window: RetransmissionLimiter.rateWindow)
+    /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
+    public let videoRTXSSRC: UInt32
+    var keyFrames: KeyFrameRequestLimiter
+    let bitratePolicy: ReceiverBitratePolicy
+    /// The last target `pollFeedback` returned (starts at the configured start rate).
+    public internal(set) var targetBitrate: Int
+    /// Where `pollFeedback` reads datagrams (and a copy for the clear-RTCP fallback).
+    let feedbackBuffer: RTPPacketBuffer
+    let feedbackCopy: RTPPacketBuffer
+    private var destinationCount: UInt32 = 0
+    /// Where paced destinations' video is gathered from the history for one burst.
+    let pacedBurst: PacketBurst
+    /// Each receiver's allowed rate, gathered for the policy (capacity kept).
+    var bitrateVotes: [Int] = []
+    /// The lowest receiver vote the policy follows (not an outlier), as of the last poll.
+    var weakestFollowedVote: Int?
+
+    /// `origin` (monotonic ns) is the capture instant both RTP clocks count from.
+    public init(configuration: Configuration, origin: UInt64) throws {
+        self.configuration = configuration
+        // Each destination may pick its own suite, and a packet is cut once for all of them, so
+        // the budget leaves room for the longest tag any suite appends (16 bytes for GCM).
+        let trailer = SRTPSuite.allCases.map(\.rtpTrailerLength).max() ?? configuration.suite.rtpTrailerLength
+        let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: trailer)
+        video = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
+        audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
+        if configuration.congestion.transportWide {
+            // Every packet carries a slot for the transport-wide number; each destination's copy
+            // gets its own number, or the slot blanked to padding (`DestinationCongestion.stamp`).
+            video.headerExtension = DestinationCongestion.template
+            audio.headerExtension = DestinationCongestion.template
+        }
+        videoClock = video.clock(origin: origin)
+        audioClock = audio.clock(origin: origin)
+        h264 = H264Payloader(budget: budget)
+        opus = OpusPayloader(budget: budget)
+        schedule = try RTCPSenderSchedule(
+            configuration: RTCPIntervalConfiguration(sessionBandwidth: configuration.sessionBandwidth)
+        )
+        packet = RTPPacketBuffer(budget: budget)
+        burst = PacketBurst(slotSize: budget.mtu)
+        pacedBurst = PacketBurst(slotSize: budget.mtu)
+        bitrateVotes.reserveCapacity(64)
+        burstScratch = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 16)
+        let feedback = configuration.feedback
+        videoHistory = try RTPPacketHistory(
+            capacity: RTPPacketHistory.recommendedCapacity(
+                bitsPerSecond: feedback.bitrate.maximum,
+                packetSize: budget.mtu,
+                seconds: feedback.historySeconds
+            ),
+            slotSize: budget.mtu
+        )
+        var generator = SystemRandomNumberGenerator()
+        videoRTXSSRC = UInt32.random(in: .min ... .max, using: &generator)
+        keyFrames = KeyFrameRequestLimiter(minimumInterval: feedback.keyFrameInterval)
+        bitratePolicy = try ReceiverBitratePolicy(
+            floor: feedback.bitrateFloor ?? feedback.bitrate.minimum,
+            ceiling: feedback.bitrate.maximum,
+            idle: feedback.bitrate.start
+        )
+        targetBitrate = feedback.bitrate.start
+        feedbackBuffer = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
+        feedbackCopy = try RTPPacketBuffer(capacity: RTPPacketBuffer.maximumCapacity)
+    }
+
+    deinit { burstScratch.deallocate() }
+
+    /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
+    /// packet from the next one on, sent from its own local sockets (which also read its
+    /// feedback, see `pollFeedback`). An existing destination with the same id is replaced.
+    @discardableResult
+    public func addDestination(
+        id: String,
+        address: DestinationAddress,
+        suite: SRTPSuite? = nil,
+        options: DestinationOptions = DestinationOptions()
+    ) throws -> Destination {
+        try addDestination(
+            id: id,
+            address: address,
+            keys: SRTPKeyMaterial.random(for: suite ?? configuration.suite),
+            sockets: nil,
+            options: options
+        )
+    }
+
+    /// Adds a receiver whose keys were agreed elsewhere (DTLS-SRTP) and whose sockets someone
+    /// else opened (ICE); nil sockets: its own, as for SDES receivers.
+    func addDestination(
+        id: String,
+        address: DestinationAddress,
+        keys: SRTPKeyMaterial,
+        sockets: DestinationSockets?,
+        options: DestinationOptions
+    ) throws -> Destination {
+        destinations.removeAll { $0.id == id }
+        destinationCount &+= 1
+        let congestion = configuration.congestion
+        // A same-SSRC resend must be byte-identical to the original: no per-send number then.
+        let transportWideID =
+            congestion.transportWide && options.retransmission != .sameSSRC
+            ? options.transportWideSequenceNumberID : nil
+        let destination = try Destination(
+            id: id,
+            address: address,
+            keys: keys,
+            options: options,
+            historyCapacity: videoHistory.capacity,
+            feedback: DestinationFeedback(
+                keys: options.feedbackKeys ?? keys,
+                historyCapacity: videoHistory.capacity,
+                bitrate: configuration.feedback.bitrate,
+                number: destinationCount
+            ),
+            congestion: DestinationCongestion(
+                transportWideID: transportWideID,
+                stampsAudio: options.transportWideAudio,
+                rateControl: congestion.rateControl(configuration.feedback.bitrate),
+                pacing: congestion.pacing
+            ),
+            videoReport: SenderReportBuilder(
+                ssrc: video.ssrc,
+                cname: configuration.cname,
+                rtpClock: videoClock,
+                ntpClock: ntpClock
+            ),
+            audioReport: SenderReportBuilder(
+                ssrc: audio.ssrc,
+                cname: configuration.cname,
+                rtpClock: audioClock,
+                ntpClock: ntpClock
+            ),
+            sockets: sockets
+        )
+        destinations.append(destination)
+        // Its first key frame leaves at the pacing rate of today's target, not the pacer's floor.
+        if destination.congestion.pacer != nil { applyPacingRate(to: destination) }
+        return destination
+    }
+
+    /// The destination called `id`, if any.
+    public func destination(id: String) -> Destination? { destinations.first { $0.id == id } }
+
+    /// Stops sending to `id` at once, after a BYE so its player ends cleanly; false if unknown.
+    @discardableResult
+    public func removeDestination(id: String, reason: String? = nil) -> Bool {
+        guard let index = destinations.firstIndex(where: { $0.id == id }) else { return false }
+        sendGoodbye(to: destinations[index], reason: reason, now: MonotonicClock.now())
+        destinations.remove(at: index)
+        return true
+    }
+
+    /// The SPS and PPS the payloader last saw (after the first key frame), for the SDP.
+    public var parameterSets: (sps: [UInt8], pps: [UInt8])? {
+        guard let sps = h264.sequenceParameterSet, let pps = h264.pictureParameterSet else { return nil }
+        return (sps, pps)
+    }
+
+    /// Packetizes one access unit (RFC 6184) and sends it to every destination.
+    public func send(video unit: Media.H264AccessUnit) throws {
+        var timestamp = videoClock.timestamp(at: unit.captureTime)
+        // Last line of defence behind the capture-time sanitizer: distinct frames never share or
+        // go back in timestamp (modular comparison, RFC 3550 timestamps wrap).
+        if let last = lastVideoTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
+        lastVideoTimestamp = timestamp
+        let now = MonotonicClock.now()
+        // A key frame answers every picture-loss request before it (periodic or requested).
+        if unit.isKeyFrame { keyFrames.recordKeyFrame(at: now) }
+        sendReportsIfDue(now: now)
+        // Read before packetize borrows `video` for the whole call (exclusive access).
+        let headerLength = video.headerLength
+        let nowUs = Int64(now / 1000)
+        try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
+            // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
+            // destination.
+            videoHistory.store(buffer)
+            videoSent.add(buffer.count, at: now)
+            enqueuePaced(buffer, at: nowUs)
+            burst.append(buffer)
+            if burst.isFull { sendBurst(headerLength: headerLength) }
+        }
+        sendBurst(headerLength: headerLength)
+        sendPaced(now: now)
+    }
+
+    /// The picture's packets gathered so far, to every destination as one burst each
+    /// (`Destination.send(burst:…)`): destination by destination, through one scratch buffer.
+    private func sendBurst(headerLength: Int) {
+        defer { burst.removeAll() }
+        guard burst.count > 0 else { return }
+        for destination in destinations where destination.congestion.pacer == nil {
+            destination.send(
+                burst: burst,
+                headerLength: headerLength,
+                to: destination.address.videoRTP,
+                through: destination.sockets.rtpSink,
+                scratch: burstScratch
+            )
+            packetsSent += burst.count
+        }
+    }
+
+    /// Packetizes one Opus packet (RFC 7587) and sends it to every destination. Timestamps run
+    /// on by sample count; after a gap (DTX or a source pause) they restart from capture time.
+    public func send(audio opusPacket: OpusPacket) throws {
+        if opus.nextTimestamp == nil || opusPacket.isFirstAfterDTX {
+            opus.restart(at: audioClock.timestamp(at: opusPacket.captureTime))
+        }
+        sendReportsIfDue(now: MonotonicClock.now())
+        let headerLength = audio.headerLength
+        try opus.packetize(
+            opusPacket.data[...],
+            sampleCount: opusPacket.sampleCount,
+            stream: &audio,
+            into: packet
+        ) { buffer in
+            sendAudio(buffer, headerLength: headerLength)
+        }
+    }
+
+    /// One Opus packet to every destination: copy, protect and `sendto` each.
+    private func sendAudio(_ buffer: RTPPacketBuffer, headerLength: Int) {
+        let payloadLength = buffer.count - headerLength
+        buffer.withUnsafeBytes { bytes in
+            let nowUs = Int64(MonotonicClock.now() / 1000)
+            for destination in destinations {
+                guard let target = destination.address.audioRTP else { continue }
+                // Audio is never held back by the pacer (libwebrtc's choice too), but charged.
+                destination.congestion.pacer?.charge(size: bytes.count, at: nowUs)
+                destination.send(bytes, rtcp: false, audio: true, to: target, through: destination.sockets.rtpSink)
+                packetsSent += 1
+                destination.audioReport.recordPacketSent(payloadLength: payloadLength)
+            }
+        }
+    }
+
+    /// Sends SR + SDES for both streams to every destination when the RFC 3550 interval has
+    /// passed (the first report goes with the first media packets).
+    public func sendReportsIfDue(now: UInt64) {
+        if let next = nextReport, now < next { return }
+        for destination in destinations {
+            sendReport(destination.videoReport, to: destination, rtcp: destination.address.videoRTCP, now: now)
+            // Audio reports from the start too, before its first packet: the NTP↔RTP mapping holds
+            // already, and a receiver (ffmpeg) that first syncs on video alone re-bases when a
+            // stream's first report arrives later.
+            if let rtcp = destination.address.audioRTCP {
+                sendReport(destination.audioReport, to: destination, rtcp: rtcp, now: now)
+            }
+        }
+        nextReport = schedule.nextSendTime(after: now)
+    }
+
+    private func sendReport(_ builder: SenderReportBuilder, to destination: Destination, rtcp: UDPAddress, now: UInt64)
+    {
+        guard (try? builder.writeCompound(at: now, into: packet)) != nil else { return }
+        schedule.recordSent(packetSize: packet.count)
+        packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcpSink) }
+    }
+
+    /// RTCP BYE on every stream to every destination (RFC 3550 §6.6): players end cleanly
+    /// instead of waiting out a timeout.
+    public func sendGoodbye(reason: String? = nil) {
+        let now = MonotonicClock.now()
+        for destination in destinations { sendGoodbye(to: destination, reason: reason, now: now) }
+    }
+
+    private func sendGoodbye(to destination: Destination, reason: String?, now: UInt64) {
+        for (builder, rtcp) in [
+            (destination.videoReport, destination.address.videoRTCP),
+            (destination.audioReport, destination.address.audioRTCP),
+        ] {
+            guard let rtcp, (try? builder.writeGoodbye(at: now, reason: reason, into: packet)) != nil else { continue }
+            packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcpSink) }
+        }
+    }
+}

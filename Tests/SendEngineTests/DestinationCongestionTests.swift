@@ -1,0 +1,155 @@
+import CongestionControl
+import RTP
+import Testing
+
+@testable import SendEngine
+
+/// One destination's congestion state near a known link capacity (Docs/congestion.md): the burst
+/// allowance, the probe's base rate and the early back-off, fed with transport feedback as a
+/// receiver behind a 1 Mbit/s bottleneck would send it.
+@Suite("Destination congestion near a known capacity")
+struct DestinationCongestionTests {
+    static func congestion() throws -> DestinationCongestion {
+        try DestinationCongestion(
+            transportWideID: 5,
+            stampsAudio: false,
+            rateControl: .init(minimum: 150_000, maximum: 4_000_000, start: 1_000_000, backoffFactor: 0.9),
+            pacing: Pacer.Configuration(burstAllowanceUs: 40_000)
+        )
+    }
+
+    /// A 1 Mbit/s path: 1200-byte packets every 9.6 ms, 20 ms one way, plus `queueUs(sendUs)` of
+    /// queue; transport feedback every 50 ms about what arrived by then.
+    struct Path {
+        var number: UInt16 = 1
+        var sendUs: Int64 = 0
+        var feedbackCount: UInt8 = 0
+        var sent: [(number: UInt16, sendUs: Int64, arrivalUs: Int64)] = []
+
+        mutating func run(
+            _ congestion: DestinationCongestion,
+            untilUs endUs: Int64,
+            queueUs: (Int64) -> Int64
+        ) throws {
+            while sendUs < endUs {
+                let feedbackUs = (sendUs / 50_000 + 1) * 50_000
+                while sendUs < feedbackUs {
+                    congestion.recordSent(number, size: 1200, at: sendUs)
+                    sent.append((number, sendUs, sendUs + 20_000 + queueUs(sendUs)))
+                    number &+= 1
+                    sendUs += 9_600
+                }
+                let arrived = sent.filter { $0.arrivalUs <= feedbackUs }
+                sent.removeAll { $0.arrivalUs <= feedbackUs }
+                guard !arrived.isEmpty else { continue }
+                let feedback = try RTCPTransportFeedback(
+                    senderSSRC: 1,
+                    mediaSSRC: 2,
+                    feedbackPacketCount: feedbackCount,
+                    packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
+                )
+                feedbackCount &+= 1
+                congestion.receive(feedback, roundTripUs: 40_000, at: feedbackUs + 20_000)
+            }
+        }
+    }
+
+    @Test("bursts while the path has room; spread, and probes at twice the capacity, once a 30 ms queue stood")
+    func burstsAndProbesNearCapacity() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        #expect(congestion.allowsBursts)
+        #expect(congestion.delayBased.rateControl.linkCapacity.estimate == nil)
+        #expect(congestion.probeBase(700_000) == 700_000)
+        let before = congestion.delayBased.bitrate
+        // A queue that grows by 15 ms a second stays under the trend detector's threshold; at
+        // 25 ms the early back-off takes the estimate to 0.95 × the link's arrival rate.
+        try path.run(congestion, untilUs: 4_500_000) { max(0, ($0 - 2_000_000) * 15 / 1000) }
+        #expect(congestion.statistics.overuseEvents == 0)
+        #expect(congestion.statistics.queueBackoffs == 1)
+        let capacity = try #require(congestion.delayBased.rateControl.linkCapacity.estimate)
+        #expect(capacity > 900_000 && capacity < 1_100_000, "\(capacity)")
+        #expect(congestion.delayBased.bitrate < before)
+        #expect(!congestion.allowsBursts)
+        #expect(congestion.probeBase(700_000) == Int(capacity))
+        // During a probe no bursts either.
+        congestion.beginProbe(id: 1, packets: 5, bytes: 6000)
+        #expect(!congestion.allowsBursts)
+        congestion.endProbe(at: 4_500_000)
+    }
+
+    @Test("within 300 ms of a probe its queue lowers nothing; a queue still standing after that does")
+    func probesQueue() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        congestion.beginProbe(id: 1, packets: 5, bytes: 6000)
+        congestion.endProbe(at: 2_000_000)
+        let before = congestion.delayBased.bitrate
+        // The probe's queue: 40 ms at once (the trend detector sees the jump as over-use),
+        // drained by 2.15 s.
+        try path.run(congestion, untilUs: 2_550_000) { (2_000_000..<2_150_000).contains($0) ? 40_000 : 0 }
+        #expect(congestion.delayBased.bitrate >= before)
+        #expect(congestion.delayBased.rateControl.linkCapacity.estimate == nil)
+        #expect(congestion.statistics.queueBackoffs == 0 && congestion.statistics.overuseEvents == 0)
+        try path.run(congestion, untilUs: 3_000_000) { _ in 0 }
+        // A queue that creeps past 25 ms long after the probe: one early back-off (a decrease
+        // near the link's capacity, which it records).
+        var untilUs: Int64 = 3_050_000
+        while congestion.statistics.queueBackoffs == 0, untilUs <= 5_500_000 {
+            try path.run(congestion, untilUs: untilUs) { max(0, ($0 - 3_000_000) * 15 / 1000) }
+            untilUs += 50_000
+        }
+        #expect(congestion.statistics.queueBackoffs == 1)
+        #expect(congestion.delayBased.rateControl.linkCapacity.estimate != nil)
+        #expect(congestion.delayBased.bitrate < before)
+    }
+
+    @Test("a queue over 25 ms paces at the allowed rate; the early back-off from a deeper queue goes lower")
+    func standingQueuePacesAtTheAllowedRate() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(!congestion.pacesAtAllowedRate)
+        let before = congestion.delayBased.bitrate
+        // A 60 ms queue at once, standing: over the back-off limit, under the drain's 100 ms.
+        try path.run(congestion, untilUs: 2_300_000) { _ in 60_000 }
+        congestion.updateDrainPacing()
+        #expect(congestion.delayBased.drainCap == nil)
+        #expect(congestion.pacesAtAllowedRate)
+        // One decrease, to about 0.88 × the link's rate (1 − 60 ms / 500 ms), not 0.95 ×.
+        let after = congestion.delayBased.bitrate
+        #expect(congestion.statistics.queueBackoffs + congestion.statistics.overuseEvents >= 1)
+        #expect(after < before && after <= 925_000, "\(before) → \(after)")
+        // Gone: paced at 2.5 × again once the pacer holds nothing back.
+        try path.run(congestion, untilUs: 2_600_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(!congestion.pacesAtAllowedRate)
+    }
+
+    @Test("held at the allowed rate, a backlog leaves on top of it within a second once no queue stands")
+    func backlogLeavesOnceNoQueueStands() throws {
+        let congestion = try Self.congestion()
+        var path = Path()
+        try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
+        try path.run(congestion, untilUs: 2_300_000) { _ in 60_000 }
+        congestion.updateDrainPacing()
+        #expect(congestion.pacesAtAllowedRate)
+        // 50 kB of pictures made at the old rate wait in the pacer.
+        for handle in 0..<50 {
+            #expect(congestion.pacer?.enqueue(handle: handle, size: 1000, kind: .video, at: 2_300_000) == true)
+        }
+        #expect(congestion.pacingRate(allowed: 800_000) == 800_000, "a queue stands: the allowed rate alone")
+        try path.run(congestion, untilUs: 2_600_000) { _ in 0 }
+        congestion.updateDrainPacing()
+        #expect(congestion.pacesAtAllowedRate, "the backlog is still there")
+        // 400 kbit over a second on top of 800 kbit/s; 500 kB would be capped at 2.5 ×.
+        #expect(congestion.pacingRate(allowed: 800_000) == 1_200_000)
+        for handle in 50..<500 {
+            _ = congestion.pacer?.enqueue(handle: handle, size: 1000, kind: .video, at: 2_600_000)
+        }
+        #expect(congestion.pacingRate(allowed: 800_000) == 2_000_000)
+    }
+}
