@@ -62,7 +62,9 @@ let package = Package(
             name: "CXCB",
             pkgConfig: "xcb",
             providers: [
-                .apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev", "libxcb-damage0-dev"])
+                .apt([
+                    "libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev", "libxcb-damage0-dev",
+                ])
             ]
         ),
 
@@ -90,7 +92,8 @@ let package = Package(
         .target(name: "RTP"),
         // SRTP/SRTCP through libsrtp2 (RFC 3711, RFC 7714). Works on bytes; no media code.
         .target(name: "SRTP", dependencies: ["CSRTP", "CNettle"]),
-        // SDP writer and parser (RFC 8866, RFC 4568 crypto). Depends on nothing.
+        // SDP writer and parser (RFC 8866, RFC 4568 crypto) and the ICE attributes' grammar
+        // (RFC 8839 candidates and credentials), which ICE and JSEP share. Depends on nothing.
         .target(name: "SDP"),
         // DTLS-SRTP (RFC 5763, 5764) through OpenSSL on datagrams in and out, no sockets: the
         // certificate and its fingerprint, the handshake, the SRTP keys for SRTP's sessions.
@@ -101,8 +104,8 @@ let package = Package(
         .target(name: "JSEP", dependencies: ["SDP"]),
         // ICE (RFC 8445, 7675 consent) through libnice on its own GLib thread: candidates in and out,
         // the selected pair and its socket, datagrams classed by RFC 7983. Knows no DTLS or SRTP.
-        // Candidates and credentials are JSEP's values (one parser and writer for `a=candidate`).
-        .target(name: "ICE", dependencies: ["CNice", "JSEP"]),
+        // Candidates and credentials are SDP's values (one parser and writer for `a=candidate`).
+        .target(name: "ICE", dependencies: ["CNice", "SDP"]),
         // One WebRTC viewer's transport: ICE, then DTLS-SRTP over the selected pair, RFC 7983
         // demux; ends in the SRTP keys and the socket the publisher's destination sends on.
         .target(name: "WebRTC", dependencies: ["ICE", "DTLS", "JSEP", "Transport"]),
@@ -376,7 +379,7 @@ let package = Package(
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
-        .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"]),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"]),
         .testTarget(
             name: "WHIPTests",
@@ -391,7 +394,10 @@ let package = Package(
         .testTarget(name: "SDPTests", dependencies: ["SDP", "SRTP", "TestSupport"], exclude: ["FuzzFindings"]),
         .testTarget(name: "JSEPTests", dependencies: ["JSEP", "SDP"]),
         // The executables as users run them, with a real ffmpeg on the SDP files they write.
-        .testTarget(name: "EndToEndTests", dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport", "JSEP"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["Ingest", "Media", "SDP", "SRTP", "Transport", "TestSupport", "JSEP"]
+        ),
         // What end-to-end tests share: a real ffmpeg run with its output captured, loopback ports.
         // RTCP feedback end to end in-process: MediaSender, a lossy relay, a receiver that NACKs.
         .testTarget(

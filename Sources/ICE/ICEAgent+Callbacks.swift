@@ -1,5 +1,5 @@
 import CNice
-import JSEP
+import SDP
 import Synchronization
 
 extension ICEAgent {
@@ -85,13 +85,15 @@ extension ICEAgent {
         func localCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>, agent: OpaquePointer) {
             guard let text = nice_agent_generate_local_candidate_sdp(agent, candidate) else { return }
             defer { g_free(text) }
-            // `a=candidate:…`, read with JSEP's parser like every other candidate.
+            // `a=candidate:…`, read with SDP's candidate parser like every other one.
             let line = String(cString: text)
             let parsed: ICECandidate
             do throws(CandidateSyntaxError) {
                 parsed = try ICECandidate(attribute: line)
             } catch {
-                log("ICE: local candidate not reported, JSEP cannot read it (\(error.problem)): \(line.prefix(120))")
+                log(
+                    "ICE: local candidate not reported, the candidate grammar cannot read it (\(error.problem)): \(line.prefix(120))"
+                )
                 return
             }
             inner.withLock { $0.localCandidates.append(parsed) }

@@ -1,4 +1,4 @@
-import JSEP
+import SDP
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 import CNice
 import Dispatch
-import JSEP
+import SDP
 import Synchronization
 
 #if canImport(Glibc)
@@ -142,7 +142,7 @@ public final class ICEAgent: @unchecked Sendable {
         guard ok else { throw ICEError(.agent, "libnice refused the remote credentials") }
     }
 
-    /// One remote candidate, as JSEP read it from the offer or a trickle message. Returns false
+    /// One remote candidate, as JSEP read it from the offer (SDP's `ICECandidate`) or a trickle message. Returns false
     /// when it is ignored: an mDNS `.local` name (logged once per candidate, counted), a component
     /// other than 1 (rtcp-mux, counted) or a transport other than UDP. Throws when its
     /// `a=candidate` line would be longer than `maximumCandidateLength`, when libnice cannot read
@@ -152,7 +152,7 @@ public final class ICEAgent: @unchecked Sendable {
         try onLoop { try addRemoteCandidateOnLoop(candidate) }
     }
 
-    /// One remote candidate as text (`a=candidate:…` or trickled `candidate:…`), read with JSEP's
+    /// One remote candidate as text (`a=candidate:…` or trickled `candidate:…`), read with SDP's
     /// parser (a syntax error is thrown as `.invalidCandidate`), then added as
     /// `addRemoteCandidate(_: ICECandidate)` adds it.
     @discardableResult
@@ -287,7 +287,7 @@ public final class ICEAgent: @unchecked Sendable {
     }
 
     /// The screening libnice needs, on the parsed candidate, then libnice's own reading of the
-    /// line JSEP writes for it (`a=` + `attribute`).
+    /// line SDP's `ICECandidate` writes for it (`a=` + `attribute`).
     private func addRemoteCandidateOnLoop(_ candidate: ICECandidate) throws -> Bool {
         let attribute = candidate.attribute
         guard attribute.utf8.count <= Self.maximumCandidateLength else {

@@ -1,4 +1,4 @@
-import JSEP
+import SDP
 
 /// One end of a candidate pair, as libnice reports it: its numeric address, port and
 /// candidate type (host, srflx, prflx or relay).

@@ -17,7 +17,7 @@ public struct ICEError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let agent = Code("agent")
         /// ICE credentials outside RFC 8445's ice-chars and lengths.
         public static let invalidCredentials = Code("invalid-credentials")
-        /// An `a=candidate` line that JSEP's parser or libnice cannot read, or one too long.
+        /// An `a=candidate` line that the RFC 8839 parser or libnice cannot read, or one too long.
         public static let invalidCandidate = Code("invalid-candidate")
         /// More remote candidates than `ICEAgent.maximumRemoteCandidates`.
         public static let tooManyCandidates = Code("too-many-candidates")

@@ -1,4 +1,4 @@
-import JSEP
+import SDP
 
 /// Where an agent's one component is, from libnice's component states, with the two ways it ends
 /// told apart:

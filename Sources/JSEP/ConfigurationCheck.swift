@@ -1,3 +1,5 @@
+import SDP
+
 /// Checks our own inputs before they meet an offer, so an unusable configuration is reported
 /// as ours (`invalidConfiguration`) and never blamed on a subscriber.
 enum ConfigurationCheck {

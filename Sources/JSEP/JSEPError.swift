@@ -1,3 +1,5 @@
+import SDP
+
 /// Why an offer could not be read or cannot be served, in words fit for a `subscribe-reject`.
 ///
 /// Two families share this type because the caller does the same with both (reject the

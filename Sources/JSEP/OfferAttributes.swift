@@ -1,3 +1,5 @@
+import SDP
+
 /// Attributes RFC 8839, RFC 8122, RFC 8842, RFC 8840 and RFC 8285 allow at session level and in
 /// m-sections; a section's own value wins over the session's.
 struct CommonAttributes {

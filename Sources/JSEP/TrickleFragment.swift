@@ -1,3 +1,5 @@
+import SDP
+
 /// An `application/trickle-ice-sdpfrag` body (RFC 8840 §9), as WHIP sends it in PATCH requests
 /// and answers to an ICE restart (RFC 9725 §4.3.2): ICE credentials and candidates, outside a
 /// full description. We write ours and read the endpoint's.
@@ -80,8 +82,8 @@ public struct TrickleFragment: Sendable, Equatable {
         case (let ufrag?, let password?):
             do {
                 credentials = try ICECredentials(ufrag: ufrag, password: password)
-            } catch let error as JSEPError {
-                throw JSEPError(code: .malformedAnswer, reason: "the fragment's ICE credentials: \(error.reason)")
+            } catch {
+                throw JSEPError(code: .malformedAnswer, reason: "the fragment's ICE credentials: \(error.message)")
             }
         default:
             throw JSEPError(code: .noICECredentials, reason: "the fragment has only one of a=ice-ufrag and a=ice-pwd")

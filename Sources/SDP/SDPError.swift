@@ -31,6 +31,8 @@ public struct SDPError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidDescription = Code("invalid_description")
         /// An H.264 parameter set is too short or not the NAL unit type its role needs.
         public static let invalidParameterSet = Code("invalid_parameter_set")
+        /// An `ice-ufrag` or `ice-pwd` outside RFC 8839 section 5.4's grammar.
+        public static let invalidICECredentials = Code("invalid_ice_credentials")
     }
 
     public var code: Code

@@ -2,6 +2,7 @@ import DTLS
 import Dispatch
 import ICE
 import JSEP
+import SDP
 import Synchronization
 import Transport
 

@@ -1,6 +1,7 @@
 import Dispatch
 import ICE
 import JSEP
+import SDP
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ICE
 import JSEP
+import SDP
 import Testing
 
 @Suite struct ICEValueTests {
@@ -47,8 +48,8 @@ import Testing
     /// The agent's credentials are JSEP's, checked against RFC 8839's ice-chars and lengths.
     @Test func checksCredentials() throws {
         _ = try ICECredentials(ufrag: "abcd", password: "0123456789abcdef+/ABCD")
-        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abc", password: "0123456789abcdef+/ABCD") }
-        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
-        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "ab:d", password: "0123456789abcdef+/ABCD") }
+        #expect(throws: SDPError.self) { try ICECredentials(ufrag: "abc", password: "0123456789abcdef+/ABCD") }
+        #expect(throws: SDPError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
+        #expect(throws: SDPError.self) { try ICECredentials(ufrag: "ab:d", password: "0123456789abcdef+/ABCD") }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JSEP
+import SDP
 import Testing
 
 /// Offers we cannot serve, each made from a fixture by taking one thing away, and the exact
@@ -206,8 +207,8 @@ struct RejectionTests {
             #expect(error?.code == .invalidConfiguration)
             #expect(error?.reason == reason)
         }
-        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abc", password: "publisherPassword0123456") }
-        #expect(throws: JSEPError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
+        #expect(throws: SDPError.self) { try ICECredentials(ufrag: "abc", password: "publisherPassword0123456") }
+        #expect(throws: SDPError.self) { try ICECredentials(ufrag: "abcd", password: "short") }
     }
 }
 

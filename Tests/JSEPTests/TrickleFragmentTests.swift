@@ -1,4 +1,5 @@
 import JSEP
+import SDP
 import Testing
 
 /// RFC 8840 §9 fragments as WHIP's PATCH carries them (RFC 9725 §4.3.2).

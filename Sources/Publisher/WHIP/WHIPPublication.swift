@@ -4,6 +4,7 @@ import JSEP
 import Logging
 import MediaPipeline
 import ProcessSupport
+import SDP
 import SendEngine
 import Synchronization
 import WHIP

@@ -1,4 +1,5 @@
 import JSEP
+import SDP
 import SendEngine
 import WebRTC
 

@@ -1,5 +1,3 @@
-import SDP
-
 /// RFC 8839 §5.1 `a=candidate`: one transport address the peer may be reached at.
 ///
 /// ```
@@ -159,7 +157,7 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
         while let last = line.last, last.isNewline { line = line.dropLast() }
         if line.hasPrefix("a=") { line = line.dropFirst(2) }
         guard line.hasPrefix("candidate:") else {
-            throw CandidateSyntaxError("not a candidate attribute: \(Excerpt.quoted(line))")
+            throw CandidateSyntaxError("not a candidate attribute: \(quoted(line))")
         }
         try self.init(attributeValue: line.dropFirst("candidate:".count))
     }
@@ -176,27 +174,27 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
             throw CandidateSyntaxError("a=candidate has an empty field (two spaces in a row?)")
         }
         guard fields[0].utf8.count <= 32, fields[0].utf8.allSatisfy(ICECredentials.isICEChar) else {
-            throw CandidateSyntaxError("foundation \(Excerpt.quoted(fields[0])) is not 1 to 32 ice-chars")
+            throw CandidateSyntaxError("foundation \(quoted(fields[0])) is not 1 to 32 ice-chars")
         }
         guard let component = Self.decimal(fields[1], as: UInt16.self), fields[1].utf8.count <= 3,
             (1...256).contains(component)
         else {
-            throw CandidateSyntaxError("component \(Excerpt.quoted(fields[1])) is not a number 1-256")
+            throw CandidateSyntaxError("component \(quoted(fields[1])) is not a number 1-256")
         }
-        guard Token.isToken(fields[2]) else {
-            throw CandidateSyntaxError("transport \(Excerpt.quoted(fields[2])) is not a token")
+        guard SDPSyntax.isToken(fields[2]) else {
+            throw CandidateSyntaxError("transport \(quoted(fields[2])) is not a token")
         }
         guard fields[3].utf8.count <= 10, let priority = Self.decimal(fields[3], as: UInt32.self), priority > 0
         else {
-            throw CandidateSyntaxError("priority \(Excerpt.quoted(fields[3])) is not a number 1-4294967295")
+            throw CandidateSyntaxError("priority \(quoted(fields[3])) is not a number 1-4294967295")
         }
         let address = try Self.address(fields[4], what: "address")
         let port = try Self.port(fields[5])
         guard fields[6] == "typ" else {
-            throw CandidateSyntaxError("expected 'typ' after the port, found \(Excerpt.quoted(fields[6]))")
+            throw CandidateSyntaxError("expected 'typ' after the port, found \(quoted(fields[6]))")
         }
-        guard Token.isToken(fields[7]) else {
-            throw CandidateSyntaxError("candidate type \(Excerpt.quoted(fields[7])) is not a token")
+        guard SDPSyntax.isToken(fields[7]) else {
+            throw CandidateSyntaxError("candidate type \(quoted(fields[7])) is not a token")
         }
         var rest = fields[8...]
         var relatedAddress: Address?
@@ -212,7 +210,7 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
             rest = rest.dropFirst(2)
         }
         guard rest.count.isMultiple(of: 2) else {
-            throw CandidateSyntaxError("extension \(Excerpt.quoted(rest.last ?? "")) has no value")
+            throw CandidateSyntaxError("extension \(quoted(rest.last ?? "")) has no value")
         }
         var extensions: [Extension] = []
         var index = rest.startIndex
@@ -222,7 +220,7 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
             guard name.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
                 value.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
             else {
-                throw CandidateSyntaxError("extension \(Excerpt.quoted(name)) is not visible ASCII")
+                throw CandidateSyntaxError("extension \(quoted(name)) is not visible ASCII")
             }
             extensions.append(Extension(name: String(name), value: String(value)))
             index += 2
@@ -248,14 +246,14 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
     private static func address(_ text: Substring, what: String) throws(CandidateSyntaxError) -> Address {
         if text.utf8.contains(UInt8(ascii: ":")) {
             guard let literal = try? SDPAddress(family: .ipv6, address: String(text)) else {
-                throw CandidateSyntaxError("\(what) \(Excerpt.quoted(text)) is not an IPv6 literal")
+                throw CandidateSyntaxError("\(what) \(quoted(text)) is not an IPv6 literal")
             }
             return .ip(literal)
         }
         let isDottedNumber = text.utf8.allSatisfy { (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") }
         if isDottedNumber {
             guard let literal = try? SDPAddress(family: .ipv4, address: String(text)) else {
-                throw CandidateSyntaxError("\(what) \(Excerpt.quoted(text)) is not an IPv4 literal")
+                throw CandidateSyntaxError("\(what) \(quoted(text)) is not an IPv4 literal")
             }
             return .ip(literal)
         }
@@ -264,20 +262,20 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
         }
         guard isName, (4...253).contains(text.utf8.count) else {
-            throw CandidateSyntaxError("\(what) \(Excerpt.quoted(text)) is neither an IP literal nor a host name")
+            throw CandidateSyntaxError("\(what) \(quoted(text)) is neither an IP literal nor a host name")
         }
         return .hostName(String(text))
     }
 
     private static func port(_ text: Substring) throws(CandidateSyntaxError) -> UInt16 {
         guard let port = decimal(text, as: UInt16.self) else {
-            throw CandidateSyntaxError("port \(Excerpt.quoted(text)) is not a number 0-65535")
+            throw CandidateSyntaxError("port \(quoted(text)) is not a number 0-65535")
         }
         return port
     }
 
     /// ASCII digits only (Swift's integer parser alone would take "+5").
-    static func decimal<T: FixedWidthInteger & UnsignedInteger>(_ text: some StringProtocol, as: T.Type) -> T? {
+    package static func decimal<T: FixedWidthInteger & UnsignedInteger>(_ text: some StringProtocol, as: T.Type) -> T? {
         guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return nil
         }
@@ -289,5 +287,5 @@ public struct ICECandidate: Sendable, Hashable, CustomStringConvertible {
 public struct CandidateSyntaxError: Error, Sendable, Equatable {
     public var problem: String
 
-    init(_ problem: String) { self.problem = problem }
+    package init(_ problem: String) { self.problem = problem }
 }

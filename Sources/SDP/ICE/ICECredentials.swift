@@ -13,18 +13,18 @@ public struct ICECredentials: Sendable, Hashable, CustomStringConvertible {
     public let password: String
 
     /// Checks both against the RFC 8839 §5.4 grammar (`ice-char = ALPHA / DIGIT / "+" / "/"`).
-    public init(ufrag: String, password: String) throws {
+    public init(ufrag: String, password: String) throws(SDPError) {
         if let problem = Self.problem(with: ufrag, name: "ice-ufrag", lengths: Self.ufragLengths) {
-            throw JSEPError(code: .invalidConfiguration, reason: problem)
+            throw SDPError(code: .invalidICECredentials, message: problem)
         }
         if let problem = Self.problem(with: password, name: "ice-pwd", lengths: Self.passwordLengths) {
-            throw JSEPError(code: .invalidConfiguration, reason: problem)
+            throw SDPError(code: .invalidICECredentials, message: problem)
         }
         self.ufrag = ufrag
         self.password = password
     }
 
-    init(unchecked ufrag: String, _ password: String) {
+    package init(unchecked ufrag: String, _ password: String) {
         self.ufrag = ufrag
         self.password = password
     }
@@ -46,7 +46,7 @@ public struct ICECredentials: Sendable, Hashable, CustomStringConvertible {
 
     /// What is wrong with an ufrag or password, or nil when it follows the grammar. Lengths are
     /// in characters; ice-chars are ASCII, so characters and bytes agree.
-    static func problem(with text: some StringProtocol, name: String, lengths: ClosedRange<Int>) -> String? {
+    package static func problem(with text: some StringProtocol, name: String, lengths: ClosedRange<Int>) -> String? {
         guard text.utf8.allSatisfy(isICEChar) else {
             return "\(name) has a character other than letters, digits, '+' and '/'"
         }
@@ -58,7 +58,7 @@ public struct ICECredentials: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// RFC 8839 `ice-char = ALPHA / DIGIT / "+" / "/"`.
-    static func isICEChar(_ byte: UInt8) -> Bool {
+    package static func isICEChar(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, UInt8(ascii: "+"), UInt8(ascii: "/"): true
         default: false
