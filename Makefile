@@ -24,6 +24,7 @@ release: setup
 ## lint: swift-format in strict mode over all sources, as SwiftNIO's CI does
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_DIRS)
+	python3 scripts/check-architecture.py
 
 ## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg, real sockets)
 # Separate runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
