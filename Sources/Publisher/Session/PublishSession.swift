@@ -51,7 +51,9 @@ public final class PublishSession: @unchecked Sendable {
     private let offerContinuation: AsyncStream<String>.Continuation
     private let written = Locked<[String]>([])
     /// WebRTC subscribers' transports (the certificate is made or read in `init`).
-    private let webRTC: WebRTCSubscribers
+    /// Nil when no WebRTC peer can come (no room, no WHIP): then no certificate is made and
+    /// OpenSSL is never initialised.
+    private let webRTC: WebRTCSubscribers?
     /// `--whip`: the endpoint's session, on the same certificate and ICE settings.
     private let whip: WHIPPublication?
     /// The stream's SPS and PPS once it is described (for the WHIP offer).
@@ -207,41 +209,48 @@ public final class PublishSession: @unchecked Sendable {
         }
         announcedTargets = targets
         control = SessionControl(media: MediaControl(sender: sender))
-        let transportConfiguration: WebRTCTransport.Configuration
-        do {
-            let webRTCOptions = options.webRTC
-            let log = logger
-            transportConfiguration = WebRTCTransport.Configuration(
-                certificate: try WebRTCSubscribers.certificate(webRTCOptions),
-                localAddresses: webRTCOptions.iceAddresses,
-                stunServer: webRTCOptions.stunServer,
-                turnServer: webRTCOptions.turnServer,
-                relayOnly: webRTCOptions.relayOnly,
-                portRange: options.icePortRange,
-                handshakeTimeout: webRTCOptions.handshakeTimeout,
-                connectTimeout: webRTCOptions.connectTimeout,
-                log: { log.info("\($0)") }
-            )
-            // Viewers run full ICE and check at once; a WHIP endpoint may be ICE-lite and never check.
-            var viewerConfiguration = transportConfiguration
-            viewerConfiguration.firstCheckTimeout = webRTCOptions.firstCheckTimeout
-            webRTC = WebRTCSubscribers(configuration: viewerConfiguration, control: control, options: options)
-        } catch {
-            throw PublishError(.usage, "WebRTC: \(error)")
+        var transportConfiguration: WebRTCTransport.Configuration?
+        if options.signal != nil || options.whip != nil {
+            do {
+                let webRTCOptions = options.webRTC
+                let log = logger
+                let configuration = WebRTCTransport.Configuration(
+                    certificate: try WebRTCSubscribers.certificate(webRTCOptions),
+                    localAddresses: webRTCOptions.iceAddresses,
+                    stunServer: webRTCOptions.stunServer,
+                    turnServer: webRTCOptions.turnServer,
+                    relayOnly: webRTCOptions.relayOnly,
+                    portRange: options.icePortRange,
+                    handshakeTimeout: webRTCOptions.handshakeTimeout,
+                    connectTimeout: webRTCOptions.connectTimeout,
+                    log: { log.info("\($0)") }
+                )
+                transportConfiguration = configuration
+                // Viewers run full ICE and check at once; a WHIP endpoint may be ICE-lite and never check.
+                var viewerConfiguration = configuration
+                viewerConfiguration.firstCheckTimeout = webRTCOptions.firstCheckTimeout
+                webRTC = WebRTCSubscribers(configuration: viewerConfiguration, control: control, options: options)
+            } catch {
+                throw PublishError(.usage, "WebRTC: \(error)")
+            }
+        } else {
+            webRTC = nil
         }
         let parameterSets = Locked<(sps: [UInt8], pps: [UInt8])?>(nil)
         self.parameterSets = parameterSets
         let sharedControl = control
-        whip = options.whip.map { whipOptions in
-            WHIPPublication(
-                options: whipOptions,
-                control: sharedControl,
-                publish: options,
-                transportConfiguration: transportConfiguration,
-                logger: logger,
-                output: output,
-                described: { parameterSets.withLock { $0 } }
-            )
+        whip = options.whip.flatMap { whipOptions in
+            transportConfiguration.map { transportConfiguration in
+                WHIPPublication(
+                    options: whipOptions,
+                    control: sharedControl,
+                    publish: options,
+                    transportConfiguration: transportConfiguration,
+                    logger: logger,
+                    output: output,
+                    described: { parameterSets.withLock { $0 } }
+                )
+            }
         }
         (offers, offerContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
         if let opened {
@@ -398,7 +407,7 @@ public final class PublishSession: @unchecked Sendable {
             Task { [room, uid, options, offers, logger, output, webRTC] in
                 // The room hears of the stream once it can be described.
                 var offerIterator = offers.makeAsyncIterator()
-                guard let offer = await offerIterator.next() else { return }
+                guard let offer = await offerIterator.next(), let webRTC else { return }
                 let presence = RoomPresence(
                     options: options,
                     control: control,
@@ -444,7 +453,7 @@ public final class PublishSession: @unchecked Sendable {
             await client.close()
         }
         presence?.cancel()
-        webRTC.stopAll()
+        webRTC?.stopAll()
         _ = await reporter.value
         let final = control.snapshot()
         var frameLatency = senderThread.latency
@@ -524,7 +533,7 @@ public final class PublishSession: @unchecked Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let now = MonotonicClock.now()
-            webRTC.refreshStatistics()
+            webRTC?.refreshStatistics()
             whip?.refreshStatistics()
             let current = control.snapshot()
             let seconds = Double(now - lastTime) / 1e9
