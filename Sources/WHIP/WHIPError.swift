@@ -52,8 +52,7 @@ public struct WHIPError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A 4xx answer other than 408 (Request Timeout) and 429 (Too Many Requests): the request itself
     /// is refused (bad token, unknown endpoint, rejected offer), so retrying it cannot help.
     public var isClientError: Bool {
-        guard let status else { return false }
-        return (400..<500).contains(status) && status != 408 && status != 429
+        status.map(WHIPSessionStateMachine.refusesForGood(status:)) ?? false
     }
 
     public var description: String {

@@ -6,6 +6,7 @@ import SRTP
 import SendEngine
 import SignalingClient
 import SignalingProtocol
+import WebRTC
 
 /// The publisher's side of the room: join, publish, and turn each subscribe request into a
 /// destination with its own keys and an answer SDP its player can open.
@@ -57,7 +58,7 @@ struct RoomPresence {
                 await answer(request, client: client)
             case .subscriberLeft(let left):
                 removeSubscriber("\(left.subscriber)", reason: "\(left.reason)")
-                if webRTC.remove("\(left.subscriber)") { setViewerState("\(left.subscriber)", nil) }
+                if let removed = webRTC.end("\(left.subscriber)", .left("\(left.reason)")) { webRTC.release(removed) }
             case .signal(let signal):
                 handle(signal, lastHeldBackLog: &lastHeldBackLog)
             case .disconnected(let error):
@@ -98,12 +99,15 @@ struct RoomPresence {
 
     private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
         let receive = request.receive
-        if let full = refusalAtCapacity(for: "\(request.subscriber)") {
-            await refuse(request, reason: full, client: client)
-            return
-        }
         if let offer = receive.offer {
             await answer(request, offer: offer, client: client)
+            return
+        }
+        if let full = WebRTCViewerStateMachine.refusalAtCapacity(
+            served: viewersServed(besides: "\(request.subscriber)"),
+            maximum: options.maxViewers
+        ) {
+            await refuse(request, reason: full, client: client)
             return
         }
         guard let suite = receive.cryptoSuites.lazy.compactMap({ SRTPSuite(sdpName: $0) }).first
@@ -152,18 +156,17 @@ struct RoomPresence {
         }
     }
 
-    /// The reason `subscriber` is refused when `--max-viewers` are served already, else nil.
-    /// Viewers are the subscribers with a WebRTC transport (connecting or connected) or an SDES
-    /// destination; a re-subscribe replaces its own viewer and is never refused for capacity.
-    private func refusalAtCapacity(for subscriber: String) -> String? {
+    /// The viewers served besides `subscriber`, for `--max-viewers`: the subscribers with a WebRTC
+    /// transport (connecting or connected) or an SDES destination; a re-subscribe replaces its own
+    /// viewer, so it is never refused for capacity.
+    private func viewersServed(besides subscriber: String) -> Int {
         let connecting = webRTC.subscribers
         let sending = control.sender.withLock { sender in
             sender.destinations.compactMap { $0.id.hasPrefix("sub:") ? String($0.id.dropFirst(4)) : nil }
         }
         var served = Set(connecting).union(sending)
         served.remove(subscriber)
-        guard served.count >= options.maxViewers else { return nil }
-        return "the publisher serves its most viewers (\(options.maxViewers))"
+        return served.count
     }
 
     /// While our connection was down the server ended every subscription to us. A viewer still
@@ -179,7 +182,8 @@ struct RoomPresence {
         let reason = "no longer in the room when signaling came back"
         for subscriber in webRTCViewers.union(sdesViewers).subtracting(members).sorted() {
             if webRTCViewers.contains(subscriber) {
-                await end(subscriber, reason: reason, client: client, isProblem: false)
+                guard let removed = webRTC.end(subscriber, .goneFromRoom(reason)) else { continue }
+                await end(subscriber, removed, client: client)
             } else {
                 removeSubscriber(subscriber, reason: reason)
             }
@@ -204,20 +208,22 @@ struct RoomPresence {
 
     // MARK: WebRTC subscribers
 
-    /// A subscribe with a WebRTC offer: answered with our JSEP answer once our candidates are
-    /// gathered; the destination follows when ICE and DTLS are done (`handle`).
+    /// A subscribe with a WebRTC offer: admitted under `--max-viewers`, answered with our JSEP
+    /// answer once our candidates are gathered; the destination follows when ICE and DTLS are done
+    /// (`handle`). The viewer's state machine is `WebRTCSubscribers`'s to drive.
     private func answer(_ request: ServerMessage.SubscribeRequest, offer: String, client: SignalingClient) async {
         let subscriber = "\(request.subscriber)"
         // A re-subscribe replaces the old viewer: its destination goes now, its transport in `answer`.
         removeSubscriber(subscriber, reason: "re-subscribed")
         do {
-            let sdp = try await webRTC.answer(offer: offer, subscriber: subscriber)
-            setViewerState(subscriber, "ice checking")
+            let served = viewersServed(besides: subscriber)
+            let sdp = try await webRTC.answer(offer: offer, subscriber: subscriber, served: served)
             try await client.answer(request, sdp: sdp)
             output.progress("WebRTC subscriber \(subscriber): answer sent, ICE checking")
+        } catch let refusal as WebRTCSubscribers.Refusal {
+            await refuse(request, reason: refusal.reason, client: client)
         } catch {
-            _ = webRTC.remove(subscriber)
-            setViewerState(subscriber, nil)
+            webRTC.refuse(subscriber, reason: "\(error)")
             output.problem("WebRTC subscriber \(subscriber) refused: \(error)")
             try? await client.reject(request, reason: "\(error)")
         }
@@ -225,77 +231,48 @@ struct RoomPresence {
 
     private func handle(_ notice: WebRTCSubscribers.Notice, client: SignalingClient) async {
         let subscriber = notice.subscriber
-        guard webRTC.isCurrent(subscriber, notice.transport) else { return }
-        switch notice.event {
-        case .ice(let state):
-            if notice.transport.phase == .checking { setViewerState(subscriber, "ice \(state)") }
-        case .phase(.handshaking):
-            setViewerState(subscriber, "dtls-handshake")
-        case .connected(let link):
-            do {
-                guard try webRTC.connect(subscriber, link: link, transport: notice.transport) else { return }
-                control.requestKeyFrameThroughLimiter()  // The new viewer decodes from the next key frame.
-                control.statistics.withLock { $0.subscribers += 1 }
-                setViewerState(subscriber, "connected")
-                let pair = link.pair.map { "\($0)" } ?? "?"
-                control.statistics.withLock {
-                    $0.webRTCViewers[subscriber]?.path = pair
-                    $0.webRTCViewers[subscriber]?.srtpProfile = "\(link.keys.profile)"
-                }
-                output.progress("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
-            } catch {
-                await end(subscriber, reason: "cannot send to it: \(error)", client: client)
-            }
-        case .pathChanged(let link):
-            do {
-                try webRTC.changePath(subscriber, link: link, transport: notice.transport)
-                control.statistics.withLock { $0.webRTCViewers[subscriber]?.path = link.pair.map { "\($0)" } }
-                output.progress("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
-            } catch {
-                await end(subscriber, reason: "cannot send on the new ICE pair: \(error)", client: client)
-            }
-        case .phase(.failed(let reason)), .iceLost(let reason):
-            await end(subscriber, reason: reason, client: client)
-        case .phase(.closed):
-            await end(subscriber, reason: "the viewer closed DTLS (close_notify)", client: client, isProblem: false)
-        case .phase:
+        switch webRTC.handle(notice) {
+        case .none:
             break
+        case .connected(let link):
+            control.requestKeyFrameThroughLimiter()  // The new viewer decodes from the next key frame.
+            control.statistics.withLock { $0.subscribers += 1 }
+            let pair = link.pair.map { "\($0)" } ?? "?"
+            control.statistics.withLock {
+                $0.webRTCViewers[subscriber]?.path = pair
+                $0.webRTCViewers[subscriber]?.srtpProfile = "\(link.keys.profile)"
+            }
+            output.progress("WebRTC subscriber \(subscriber) connected: \(pair) (\(link.keys.profile))")
+        case .pathChanged(let link):
+            control.statistics.withLock { $0.webRTCViewers[subscriber]?.path = link.pair.map { "\($0)" } }
+            output.progress("WebRTC subscriber \(subscriber): ICE switched to \(link.pair.map { "\($0)" } ?? "?")")
+        case .removed(let removed):
+            await end(subscriber, removed, client: client)
         }
     }
 
-    /// Removes a WebRTC viewer (its destination, after a BYE, then its transport), logs why and
-    /// tells the subscriber in a `signal` (`{"event": "webrtc-ended", "reason": …}`). A failure
-    /// (ICE, DTLS, consent, a time limit) is a problem and goes to stderr; a viewer that closed
-    /// DTLS itself left normally.
-    private func end(_ subscriber: String, reason: String, client: SignalingClient, isProblem: Bool = true) async {
-        removeSubscriber(subscriber, reason: reason)
-        _ = webRTC.remove(subscriber)
-        setViewerState(subscriber, nil)
-        let line = "WebRTC subscriber \(subscriber) removed: \(reason)"
-        if isProblem {
+    /// Removes a WebRTC viewer its machine ended (its destination, after a BYE, then its
+    /// transport), logs why and tells the subscriber in a `signal` (`{"event": "webrtc-ended",
+    /// "reason": …}`). A failure (ICE, DTLS, consent, a time limit) is a problem and goes to
+    /// stderr; a viewer that closed DTLS itself left normally.
+    private func end(_ subscriber: String, _ removed: WebRTCSubscribers.Removed, client: SignalingClient) async {
+        let ending = removed.ending
+        removeSubscriber(subscriber, reason: ending.reason)
+        webRTC.release(removed)
+        let line = "WebRTC subscriber \(subscriber) removed: \(ending.reason)"
+        if ending.isProblem {
             logger.warning(
                 "WebRTC subscriber removed",
-                metadata: ["subscriber": "\(subscriber)", "reason": "\(reason)"]
+                metadata: ["subscriber": "\(subscriber)", "reason": "\(ending.reason)"]
             )
             output.problem(line)
         } else {
             output.progress(line)
         }
-        guard let member = try? MemberID(validating: subscriber) else { return }
+        guard ending.tellsViewer, let member = try? MemberID(validating: subscriber) else { return }
         try? await client.signal(
             to: member,
-            payload: .object(["event": .string("webrtc-ended"), "reason": .string(reason)])
+            payload: .object(["event": .string("webrtc-ended"), "reason": .string(ending.reason)])
         )
-    }
-
-    /// A new state for `subscriber`'s transport (its path and counters kept); nil: gone.
-    private func setViewerState(_ subscriber: String, _ state: String?) {
-        control.statistics.withLock { statistics in
-            guard let state else {
-                statistics.webRTCViewers[subscriber] = nil
-                return
-            }
-            statistics.webRTCViewers[subscriber, default: WebRTCViewerStatistics(state: state)].state = state
-        }
     }
 }

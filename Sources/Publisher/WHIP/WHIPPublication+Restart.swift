@@ -16,10 +16,7 @@ extension WHIPPublication {
         -> String?
     {
         let credentials = try transport.restartICE()
-        update {
-            $0.state = "ice-restart"
-            $0.iceRestarts += 1
-        }
+        update { $0.iceRestarts += 1 }
         let reply = try await client.patch(
             session,
             fragment: TrickleFragment(

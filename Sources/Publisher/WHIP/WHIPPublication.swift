@@ -15,16 +15,14 @@ import WebRTC
 /// DTLS-SRTP, then a destination like a room viewer's on the same copy → protect → burst path;
 /// the endpoint's feedback (NACK, PLI/FIR, REMB, RR) is answered as any viewer's.
 ///
-/// A session that fails (5xx, no answer, an answer we cannot use, ICE or DTLS failure, consent
-/// lost, no RTCP for `mediaTimeout`) is deleted and published anew after a backoff, announced on
-/// the status line; the stream itself (SSRCs, clocks, sequence numbers) goes on, and the new
-/// session starts at a key frame. A 4xx on the very first POST is the user's to fix (a bad token,
-/// no such endpoint): `run` reports it through `fatal` and ends.
+/// The driver of `WHIPSessionStateMachine`, which holds the policy (what is retried, when, and
+/// what ends the run): this class does the I/O each transition asks for and feeds back what came
+/// of it. A failed session is deleted and published anew after a backoff, announced on the status
+/// line; the stream itself (SSRCs, clocks, sequence numbers) goes on, and the new session starts
+/// at a key frame. A 4xx on the very first POST is reported through `fatal` and ends `run`.
 final class WHIPPublication: Sendable {
     /// The publisher's destination id for the endpoint (in `--stats-json` `feedback`).
     static let destinationID = "whip"
-    /// ICE restarts in a row without ICE connecting again before a new session is published.
-    static let maximumRestartsWithoutRecovery = 3
 
     private let options: WHIPOptions
     let client: WHIPClient
@@ -37,18 +35,39 @@ final class WHIPPublication: Sendable {
     /// The stream's SPS and PPS once it is described (the offer's profile-level-id).
     private let described: @Sendable () -> (sps: [UInt8], pps: [UInt8])?
 
-    /// What the transport and the watchdog report to the attempt's loop.
+    /// What the transport and the watchdog report to the session's loop.
     private enum Notice: Sendable {
         case transport(WebRTCTransport.Event)
         /// No RTCP from the endpoint for this long while live: the text says so.
         case mediaTimeout(String)
     }
 
-    private enum Outcome {
-        /// A 4xx: the request itself is wrong.
-        case refused(WHIPError)
-        case failed(String, wasLive: Bool)
-        case cancelled
+    /// One session's pieces, from its POST to its DELETE; only `run`'s task touches them.
+    private final class Attempt {
+        let transport: WebRTCTransport
+        let offer: PublishOffer
+        let posted: ContinuousClock.Instant
+        var session: WHIPSession
+        var notices: AsyncStream<Notice>.AsyncIterator
+        let continuation: AsyncStream<Notice>.Continuation
+        var answer: PublishAnswer?
+        var watchdog: Task<Void, Never>?
+
+        init(
+            transport: WebRTCTransport,
+            offer: PublishOffer,
+            posted: ContinuousClock.Instant,
+            session: WHIPSession,
+            notices: AsyncStream<Notice>,
+            continuation: AsyncStream<Notice>.Continuation
+        ) {
+            self.transport = transport
+            self.offer = offer
+            self.posted = posted
+            self.session = session
+            self.notices = notices.makeAsyncIterator()
+            self.continuation = continuation
+        }
     }
 
     init(
@@ -76,40 +95,75 @@ final class WHIPPublication: Sendable {
     /// Publishes until cancelled; `fatal` gets the line to exit with when the first POST is
     /// refused with a 4xx.
     func run(fatal: @Sendable (String) -> Void) async {
-        update { $0 = WHIPStatistics(state: "waiting for the stream") }
+        var policy = WHIPSessionStateMachine.Policy()
+        policy.maximumBackoff = options.maximumBackoff
+        var machine = WHIPSessionStateMachine(policy: policy)
+        report(machine.state)
         while described() == nil {
-            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return finish() }
-        }
-        var backoff = Duration.seconds(1)
-        var iceServers: [WHIPICEServer] = []
-        var attempt = 0
-        while !Task.isCancelled {
-            attempt += 1
-            switch await publishOnce(iceServers: &iceServers) {
-            case .cancelled:
-                return finish()
-            case .refused(let error) where attempt == 1:
-                update {
-                    $0.state = "refused"
-                    $0.lastError = error.description
-                }
-                fatal("WHIP endpoint \(options.endpoint) refused the offer: \(error)")
+            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else {
+                if let state = machine.receive(.stopRequested).report { report(state) }
                 return
-            case .refused(let error):
-                retrying(after: backoff, reason: "\(error)")
-            case .failed(let reason, let wasLive):
-                if wasLive { backoff = .seconds(1) }
-                retrying(after: backoff, reason: reason)
             }
-            guard (try? await Task.sleep(for: backoff)) != nil else { return finish() }
-            backoff = min(backoff * 2, options.maximumBackoff)
         }
-        finish()
+        // The endpoint's STUN and TURN servers from the last 201 that named any.
+        var iceServers: [WHIPICEServer] = []
+        var current: Attempt?
+        var transition = machine.receive(.start)
+        while true {
+            if let state = transition.report { report(state) }
+            let event: WHIPSessionStateMachine.Event
+            switch transition.action {
+            case .none:
+                // Nothing to do but wait for the transport, if there is a session to follow.
+                guard let attempt = current, !machine.state.isFinal else { return }
+                event = await next(attempt)
+            case .postOffer(let number):
+                update { $0.attempts = number }
+                (current, event) = await post(iceServers: iceServers)
+            case .startTransport(let session):
+                guard let attempt = current else { return }
+                if !session.iceServers.isEmpty { iceServers = session.iceServers }
+                event = start(attempt)
+            case .watchMedia:
+                guard let attempt = current else { return }
+                attempt.watchdog?.cancel()
+                attempt.watchdog = startWatchdog(attempt.continuation)
+                event = await next(attempt)
+            case .patchICERestart(let reason):
+                guard let attempt = current else { return }
+                output.problem("WHIP: \(reason); restarting ICE over PATCH")
+                event = await restart(attempt)
+            case .deleteResource:
+                if let attempt = current { await end(attempt) }
+                current = nil
+                event = .deleteDone
+            case .scheduleRetry(let delay, let reason):
+                retrying(after: delay, reason: reason)
+                event = (try? await Task.sleep(for: delay)) != nil ? .timerFired : .stopRequested
+            case .stopWithError(let reason):
+                update { $0.lastError = reason }
+                return fatal("WHIP endpoint \(options.endpoint) refused the offer: \(reason)")
+            }
+            transition = machine.receive(event)
+            if case .iceChanged = event, case .live? = transition.report {
+                output.progress("WHIP: ICE restarted, live again")
+            }
+        }
+    }
+
+    /// The state on the status line and in `--stats-json`; a stopped session has no resource or path.
+    private func report(_ state: WHIPSessionStateMachine.State) {
+        update {
+            $0.state = state.description
+            if state == .stopped {
+                $0.resource = nil
+                $0.path = nil
+            }
+        }
     }
 
     private func retrying(after delay: Duration, reason: String) {
         update {
-            $0.state = "retrying in \(delay)"
             $0.lastError = reason
             $0.path = nil
             $0.srtpProfile = nil
@@ -118,22 +172,10 @@ final class WHIPPublication: Sendable {
         output.problem("WHIP: \(reason); publishing again in \(delay)")
     }
 
-    private func finish() {
-        update {
-            $0.state = "stopped"
-            $0.resource = nil
-            $0.path = nil
-        }
-    }
-
     // MARK: One session
 
-    /// One session from offer to its end: failure, cancellation (stop), or refusal.
-    private func publishOnce(iceServers: inout [WHIPICEServer]) async -> Outcome {
-        update {
-            $0.attempts += 1
-            $0.state = "posting"
-        }
+    /// Makes the offer and POSTs it: the session it created, or why there is none.
+    private func post(iceServers: [WHIPICEServer]) async -> (Attempt?, WHIPSessionStateMachine.Event) {
         let (notices, continuation) = AsyncStream.makeStream(of: Notice.self)
         var configuration = configuration(using: iceServers)
         configuration.restartsICE = true
@@ -143,62 +185,55 @@ final class WHIPPublication: Sendable {
                 continuation.yield(.transport($0))
             }
         } catch {
-            return .failed("cannot make the offer: \(error)", wasLive: false)
+            return (nil, .networkError("cannot make the offer: \(error)"))
         }
         let offer: PublishOffer
         do {
             offer = try makeOffer(transport: transport, candidates: try await transport.gatherCandidates())
         } catch {
             transport.stop()
-            return .failed("cannot make the offer: \(error)", wasLive: false)
+            return (nil, .networkError("cannot make the offer: \(error)"))
         }
-        let session: WHIPSession
         let posted = ContinuousClock.now
+        let session: WHIPSession
         do {
             session = try await client.publish(offer: offer.sdp)
-            let answered = ContinuousClock.now
-            update { $0.answerMs = Self.milliseconds(answered - posted) }
         } catch {
             transport.stop()
-            if Task.isCancelled { return .cancelled }
-            return error.isClientError ? .refused(error) : .failed("\(error)", wasLive: false)
+            if Task.isCancelled { return (nil, .stopRequested) }
+            guard let status = error.status else { return (nil, .networkError("\(error)")) }
+            return (nil, .httpError(status: status, reason: "\(error)"))
         }
-        if !session.iceServers.isEmpty { iceServers = session.iceServers }
-        for link in session.ignoredLinks { logger.info("WHIP: Link header ignored", metadata: ["link": "\(link)"]) }
-        update { $0.resource = "\(session.resource)" }
-        let outcome = await follow(
-            session,
-            offer: offer,
+        let answered = ContinuousClock.now
+        update { $0.answerMs = Self.milliseconds(answered - posted) }
+        let attempt = Attempt(
             transport: transport,
+            offer: offer,
             posted: posted,
+            session: session,
             notices: notices,
-            continuation
+            continuation: continuation
         )
-        continuation.finish()
-        await end(session, transport: transport)
-        return outcome
+        return (attempt, .answerReceived(session))
     }
 
-    /// Reads the answer, starts ICE and DTLS, and follows the transport until it ends.
-    private func follow(
-        _ session: WHIPSession,
-        offer: PublishOffer,
-        transport: WebRTCTransport,
-        posted: ContinuousClock.Instant,
-        notices: AsyncStream<Notice>,
-        _ continuation: AsyncStream<Notice>.Continuation
-    ) async -> Outcome {
+    /// Reads the answer and starts ICE and DTLS with it.
+    private func start(_ attempt: Attempt) -> WHIPSessionStateMachine.Event {
+        let session = attempt.session
+        for link in session.ignoredLinks { logger.info("WHIP: Link header ignored", metadata: ["link": "\(link)"]) }
+        update { $0.resource = "\(session.resource)" }
         let answer: PublishAnswer
         do {
-            answer = try PublishAnswer(parsing: session.answer, answering: offer)
-            try transport.start(remote: answer.remote, dtlsRole: answer.isDTLSClient ? .client : .server)
+            answer = try PublishAnswer(parsing: session.answer, answering: attempt.offer)
+            try attempt.transport.start(remote: answer.remote, dtlsRole: answer.isDTLSClient ? .client : .server)
         } catch let error as JSEPError {
-            return .failed("the endpoint's answer SDP is refused: \(error.reason)", wasLive: false)
+            return .answerRejected("the endpoint's answer SDP is refused: \(error.reason)")
         } catch {
-            return .failed("cannot start ICE and DTLS: \(error)", wasLive: false)
+            return .transportFailed("cannot start ICE and DTLS: \(error)")
         }
+        attempt.answer = answer
         for rejected in answer.rejected { output.problem("WHIP: the endpoint rejected our section \(rejected)") }
-        if let theirs = answer.video?.profileLevelID, let ours = offer.configuration.video?.profileLevelID,
+        if let theirs = answer.video?.profileLevelID, let ours = attempt.offer.configuration.video?.profileLevelID,
             theirs.profile != ours.profile
         {
             logger.info(
@@ -206,73 +241,63 @@ final class WHIPPublication: Sendable {
                 metadata: ["answer": "\(theirs)", "ours": "\(ours)"]
             )
         }
-        update { $0.state = "connecting" }
         output.progress(
             "WHIP: \(session.resource) created; ICE checking (\(answer.remote.candidates.count) candidates)"
         )
-        var watchdog: Task<Void, Never>?
-        defer { watchdog?.cancel() }
-        var live = false
-        /// ICE restarts since ICE last connected: a path down for longer than one restart's checks
-        /// gets a few more before the session is given up.
-        var restartsWithoutRecovery = 0
-        var session = session
-        for await notice in notices {
+        return .transportStarted
+    }
+
+    /// The next transport notice that is an event of the session; a new ICE pair is applied on
+    /// the way. The stream ends when `run` is cancelled: the publisher stops.
+    private func next(_ attempt: Attempt) async -> WHIPSessionStateMachine.Event {
+        while let notice = await attempt.notices.next() {
             switch notice {
-            case .transport(.ice(let state)) where !live:
-                update { $0.state = "ice \(state)" }
             case .transport(.ice(let state)):
-                if restartsWithoutRecovery > 0, state == .connected || state == .ready {
-                    restartsWithoutRecovery = 0
-                    update { $0.state = "live" }
-                    output.progress("WHIP: ICE restarted, live again")
-                }
+                return .iceChanged(WHIPSessionStateMachine.ICEProgress(state))
             case .transport(.phase(.handshaking)):
-                update { $0.state = "dtls-handshake" }
+                return .handshaking
             case .transport(.connected(let link)):
+                guard let answer = attempt.answer else { continue }
                 do {
-                    try connect(link, answer: answer, transport: transport)
+                    try connect(link, answer: answer, transport: attempt.transport)
                 } catch {
-                    return .failed("cannot send to the endpoint: \(error)", wasLive: false)
+                    return .transportFailed("cannot send to the endpoint: \(error)")
                 }
-                live = true
-                let setup = Self.milliseconds(ContinuousClock.now - posted)
+                let setup = Self.milliseconds(ContinuousClock.now - attempt.posted)
                 update { $0.setupMs = setup }
-                watchdog = startWatchdog(continuation)
                 output.progress("WHIP: live on \(link.pair.map { "\($0)" } ?? "?") (\(link.keys.profile))")
+                return .transportConnected
             case .transport(.pathChanged(let link)):
                 do {
                     _ = try control.sender.withLock {
-                        try $0.replaceWebRTCPath(id: Self.destinationID, link: link, transport: transport)
+                        try $0.replaceWebRTCPath(id: Self.destinationID, link: link, transport: attempt.transport)
                     }
                     update { $0.path = link.pair.map { "\($0)" } }
                 } catch {
-                    return .failed("cannot send on the new ICE pair: \(error)", wasLive: live)
+                    return .transportFailed("cannot send on the new ICE pair: \(error)")
                 }
             case .transport(.phase(.failed(let reason))):
-                return .failed(reason, wasLive: live)
+                return .transportFailed(reason)
             case .transport(.phase(.closed)):
-                return .failed("the endpoint closed DTLS (close_notify)", wasLive: live)
+                return .transportFailed("the endpoint closed DTLS (close_notify)")
             case .transport(.phase):
-                break
+                continue
             case .transport(.iceLost(let reason)), .mediaTimeout(let reason):
-                // RFC 9725 §4.3.2: an endpoint that accepts PATCH can restart ICE and keep the
-                // session (its viewers keep their subscription).
-                guard live, session.acceptsTrickle, restartsWithoutRecovery < Self.maximumRestartsWithoutRecovery else {
-                    return .failed(reason, wasLive: live)
-                }
-                output.problem("WHIP: \(reason); restarting ICE over PATCH")
-                do {
-                    session.etag = try await restartICE(session, transport: transport, answer: answer)
-                } catch {
-                    return .failed("\(reason); the ICE restart failed: \(error)", wasLive: live)
-                }
-                restartsWithoutRecovery += 1
-                watchdog?.cancel()
-                watchdog = startWatchdog(continuation)
+                return .transportLost(reason)
             }
         }
-        return .cancelled
+        return .stopRequested
+    }
+
+    /// The ICE restart over PATCH (`restartICE`); the session keeps the new ETag.
+    private func restart(_ attempt: Attempt) async -> WHIPSessionStateMachine.Event {
+        guard let answer = attempt.answer else { return .restartFailed("no answer to restart from") }
+        do {
+            attempt.session.etag = try await restartICE(attempt.session, transport: attempt.transport, answer: answer)
+            return .restartSucceeded
+        } catch {
+            return .restartFailed("\(error)")
+        }
     }
 
     /// The endpoint becomes a destination: the answer's payload types, RTX when it kept ours.
@@ -301,7 +326,6 @@ final class WHIPPublication: Sendable {
         control.requestKeyFrame()  // The endpoint's decoders start at the next frame.
         control.media.statistics.withLock { $0.destinations += 1 }
         update {
-            $0.state = "live"
             $0.connections += 1
             $0.lastError = nil
             $0.path = link.pair.map { "\($0)" }
@@ -332,13 +356,15 @@ final class WHIPPublication: Sendable {
     /// After any end: the destination goes (with a BYE), the resource is deleted (RFC 9725 §4.4)
     /// and the transport closes. The DELETE runs in a task of its own, so a stop (which cancels
     /// `run`) still sends it.
-    private func end(_ session: WHIPSession, transport: WebRTCTransport) async {
+    private func end(_ attempt: Attempt) async {
+        attempt.watchdog?.cancel()
+        attempt.continuation.finish()
         let removed = control.sender.withLock {
             $0.removeDestination(id: Self.destinationID, reason: "WHIP session ended")
         }
         if removed { control.media.statistics.withLock { $0.destinations -= 1 } }
-        await delete(session)
-        transport.stop()
+        await delete(attempt.session)
+        attempt.transport.stop()
         update { $0.resource = nil }
     }
 
@@ -414,9 +440,25 @@ final class WHIPPublication: Sendable {
     /// Changes the `whip` statistics (and copies the endpoint's RTT, loss and REMB into them).
     func update(_ change: (inout WHIPStatistics) -> Void) {
         control.statistics.withLock { statistics in
-            var whip = statistics.whip ?? WHIPStatistics(state: "starting")
+            var whip = statistics.whip ?? WHIPStatistics(state: "\(WHIPSessionStateMachine.State.idle)")
             change(&whip)
             statistics.whip = whip
+        }
+    }
+}
+
+extension WHIPSessionStateMachine.ICEProgress {
+    /// The agent's state, as the machine names it.
+    init(_ state: ICEState) {
+        switch state {
+        case .new: self = .new
+        case .gathering: self = .gathering
+        case .connecting: self = .connecting
+        case .connected: self = .connected
+        case .ready: self = .ready
+        case .failed: self = .failed
+        case .consentLost: self = .consentLost
+        case .closed: self = .closed
         }
     }
 }

@@ -2,7 +2,8 @@ import ProcessSupport
 
 /// The WHIP session in the status line and `--stats-json` (`whip`).
 public struct WHIPStatistics: Sendable, Codable, Equatable {
-    /// "waiting for the stream", "posting", "connecting", "live", "retrying in 4 s", "stopped".
+    /// `WHIPSessionStateMachine.State`'s text: "waiting for the stream", "posting", "connecting",
+    /// "live", "retrying in 4.0 seconds", "stopped", ….
     public var state: String
     /// POSTs made (the first one, and one per retry).
     public var attempts = 0

@@ -12,12 +12,18 @@ import WebRTC
 /// then DTLS-SRTP), an answer written from the offer's own numbers, and, once connected, a
 /// destination on the one encode like any other (`MediaSender.addWebRTCDestination`).
 ///
+/// The driver of each viewer's `WebRTCViewerStateMachine`: the machine says what a subscribe or a
+/// transport event means, this class does the transport's and the sender's side of it and keeps
+/// the viewer's status entry, and `RoomPresence` does the signaling side. The table holds only
+/// viewers that are answered and not ended: a final transition takes the viewer out at once.
+///
 /// Transport events arrive on libnice's and the DTLS timer's threads; they are only queued there
 /// (`events`) and acted on by `RoomPresence`'s task, which can also tell the subscriber.
 final class WebRTCSubscribers: @unchecked Sendable {
     struct Viewer {
         var transport: WebRTCTransport
         var answer: WebRTCAnswer
+        var machine: WebRTCViewerStateMachine
     }
 
     /// One transport event of one subscriber.
@@ -25,6 +31,30 @@ final class WebRTCSubscribers: @unchecked Sendable {
         var subscriber: String
         var transport: WebRTCTransport
         var event: WebRTCTransport.Event
+    }
+
+    /// A subscribe refused before anything was made for it (`--max-viewers`): said as any refusal.
+    struct Refusal: Error {
+        var reason: String
+    }
+
+    /// A viewer out of the table: its transport stops (`release`) once its destination is gone.
+    struct Removed {
+        var transport: WebRTCTransport
+        var ending: WebRTCViewerStateMachine.Ending
+        /// No viewer is left.
+        var wasLast: Bool
+    }
+
+    /// What a transport event leaves for the room to do.
+    enum Outcome {
+        case none
+        /// A destination now: the room asks for a key frame, counts it and says so.
+        case connected(WebRTCLink)
+        /// Sent to on the new pair from now on.
+        case pathChanged(WebRTCLink)
+        /// Out of the table: the room removes its destination, releases it, says why.
+        case removed(Removed)
     }
 
     let events: AsyncStream<Notice>
@@ -53,10 +83,15 @@ final class WebRTCSubscribers: @unchecked Sendable {
         }
     }
 
-    /// Reads `text` as a JSEP offer and answers it: our ICE candidates, our certificate's
-    /// fingerprint, the offer's payload types. Starts the transport and returns the answer SDP.
-    /// Throws `PublishError` with the reason a `subscribe-reject` carries.
-    func answer(offer text: String, subscriber: String) async throws -> String {
+    /// Admits a subscribe with an offer (`served`: the viewers served besides this member; over
+    /// `--max-viewers` it is a `Refusal`), reads `text` as a JSEP offer and answers it: our ICE
+    /// candidates, our certificate's fingerprint, the offer's payload types. Starts the transport
+    /// and returns the answer SDP; the member's previous viewer, if any, is replaced. Throws
+    /// `PublishError` with the reason a `subscribe-reject` carries.
+    func answer(offer text: String, subscriber: String, served: Int) async throws -> String {
+        var machine = WebRTCViewerStateMachine()
+        let admission = machine.receive(.offerReceived(served: served, maximum: options.maxViewers))
+        if case .refuse(let reason) = admission.action { throw Refusal(reason: reason) }
         let offer: WebRTCOffer
         do {
             offer = try WebRTCOffer(parsing: text)
@@ -93,23 +128,135 @@ final class WebRTCSubscribers: @unchecked Sendable {
             transport.stop()
             throw error
         }
-        let replaced = viewers.withLock { viewers in
-            defer { viewers[subscriber] = Viewer(transport: transport, answer: answer) }
-            return viewers[subscriber]?.transport
+        let ready = machine.receive(.answerReady)
+        let replaced = viewers.withLock { viewers -> WebRTCTransport? in
+            let viewer = Viewer(transport: transport, answer: answer, machine: machine)
+            let previous = viewers.updateValue(viewer, forKey: subscriber)
+            report(ready.report, of: subscriber)
+            guard var previous, previous.machine.receive(.replaced).action == .stopTransport else { return nil }
+            return previous.transport
         }
         replaced?.stop()
         do {
             try transport.start(remote: answer.remote, dtlsRole: answer.isDTLSClient ? .client : .server)
         } catch {
-            _ = remove(subscriber)
             throw PublishError("cannot start ICE and DTLS: \(error)")
         }
         return answer.sdp
     }
 
+    /// The answer to `subscriber` failed or could not be sent: its viewer is refused, its
+    /// transport stops, its status entry goes.
+    func refuse(_ subscriber: String, reason: String) {
+        let fed = receive(.answerFailed(reason), of: subscriber)
+        control.statistics.withLock { $0.webRTCViewers[subscriber] = nil }
+        if let fed, case .refuse = fed.transition.action { release(fed.viewer.transport, wasLast: fed.wasLast) }
+    }
+
+    /// Ends `subscriber`'s viewer for a reason of the room (`.goneFromRoom`, `.left`); nil when it
+    /// has none. The caller removes its destination, then `release`s it.
+    func end(_ subscriber: String, _ event: WebRTCViewerStateMachine.Event) -> Removed? {
+        receive(event, of: subscriber)?.removed
+    }
+
+    /// One transport event of the current transport of its subscriber (a replaced one's are
+    /// dropped): the machine's transition, and the transport's and the sender's side of it done.
+    func handle(_ notice: Notice) -> Outcome {
+        let event: WebRTCViewerStateMachine.Event
+        switch notice.event {
+        case .ice(let state): event = .iceChanged(state)
+        case .phase(.handshaking): event = .handshaking
+        case .connected: event = .transportConnected
+        case .pathChanged: event = .pathChanged
+        case .phase(.failed(let reason)): event = .transportFailed(reason)
+        case .iceLost(let reason): event = .iceLost(reason)
+        case .phase(.closed): event = .closedByViewer
+        case .phase: return .none
+        }
+        guard let fed = receive(event, of: notice.subscriber, on: notice.transport) else { return .none }
+        let viewer = fed.viewer
+        switch (fed.transition.action, notice.event) {
+        case (.addDestination, .connected(let link)):
+            do {
+                try connect(notice.subscriber, link: link, viewer: viewer)
+                return .connected(link)
+            } catch {
+                return failed(notice, reason: "cannot send to it: \(error)")
+            }
+        case (.changePath, .pathChanged(let link)):
+            do {
+                // False only when the destination is already gone (a removal raced the switch): nothing to move.
+                _ = try control.sender.withLock {
+                    try $0.replaceWebRTCPath(id: "sub:\(notice.subscriber)", link: link, transport: viewer.transport)
+                }
+                return .pathChanged(link)
+            } catch {
+                return failed(notice, reason: "cannot send on the new ICE pair: \(error)")
+            }
+        case (.remove, _):
+            return fed.removed.map(Outcome.removed) ?? .none
+        default:
+            return .none
+        }
+    }
+
+    /// The transport's failure to serve the viewer it just connected or moved, as a transport failure.
+    private func failed(_ notice: Notice, reason: String) -> Outcome {
+        let fed = receive(.transportFailed(reason), of: notice.subscriber, on: notice.transport)
+        return fed?.removed.map(Outcome.removed) ?? .none
+    }
+
+    /// An event fed to a viewer: the viewer, the transition, and whether the table is empty now.
+    private struct Fed {
+        var viewer: Viewer
+        var transition: WebRTCViewerStateMachine.Transition
+        var wasLast: Bool
+
+        /// The viewer as removed, when the transition removes it.
+        var removed: Removed? {
+            guard case .remove(let ending) = transition.action else { return nil }
+            return Removed(transport: viewer.transport, ending: ending, wasLast: wasLast)
+        }
+    }
+
+    /// Feeds `event` to `subscriber`'s viewer (only if its transport is `transport`, when given)
+    /// and shows the state it reports; a viewer in a final state leaves the table at once. Nil:
+    /// no such viewer.
+    private func receive(
+        _ event: WebRTCViewerStateMachine.Event,
+        of subscriber: String,
+        on transport: WebRTCTransport? = nil
+    ) -> Fed? {
+        viewers.withLock { viewers in
+            guard var viewer = viewers[subscriber], transport.map({ $0 === viewer.transport }) ?? true else {
+                return nil
+            }
+            let transition = viewer.machine.receive(event)
+            if viewer.machine.state.isFinal {
+                viewers[subscriber] = nil
+            } else {
+                viewers[subscriber] = viewer
+            }
+            report(transition.report, of: subscriber)
+            return Fed(viewer: viewer, transition: transition, wasLast: viewers.isEmpty)
+        }
+    }
+
+    /// A new state for `subscriber`'s status entry (its path and counters kept); a final one: gone.
+    private func report(_ state: WebRTCViewerStateMachine.State?, of subscriber: String) {
+        guard let state else { return }
+        control.statistics.withLock { statistics in
+            guard !state.isFinal else {
+                statistics.webRTCViewers[subscriber] = nil
+                return
+            }
+            let text = state.description
+            statistics.webRTCViewers[subscriber, default: WebRTCViewerStatistics(state: text)].state = text
+        }
+    }
+
     /// The destination a connected viewer gets: its payload types, RTX when it offered RTX.
-    func connect(_ subscriber: String, link: WebRTCLink, transport: WebRTCTransport) throws -> Bool {
-        guard let viewer = viewers.withLock({ $0[subscriber] }), viewer.transport === transport else { return false }
+    private func connect(_ subscriber: String, link: WebRTCLink, viewer: Viewer) throws {
         try control.sender.withLock { sender in
             let rtx = viewer.answer.video?.retransmissionPayloadType
             let payloadTypes = PayloadTypeRewrite(
@@ -122,7 +269,7 @@ final class WebRTCSubscribers: @unchecked Sendable {
             try sender.addWebRTCDestination(
                 id: "sub:\(subscriber)",
                 link: link,
-                transport: transport,
+                transport: viewer.transport,
                 audio: viewer.answer.audio != nil,
                 options: DestinationOptions(
                     retransmission: rtx == nil ? .sameSSRC : .rtx,
@@ -132,37 +279,18 @@ final class WebRTCSubscribers: @unchecked Sendable {
                 )
             )
         }
-        return true
-    }
-
-    /// ICE moved to another pair after connecting.
-    func changePath(_ subscriber: String, link: WebRTCLink, transport: WebRTCTransport) throws {
-        guard viewers.withLock({ $0[subscriber]?.transport === transport }) else { return }
-        // False only when the destination is already gone (a removal raced the switch): nothing to move.
-        _ = try control.sender.withLock {
-            try $0.replaceWebRTCPath(id: "sub:\(subscriber)", link: link, transport: transport)
-        }
     }
 
     /// The subscribers that hold a transport (connecting or connected).
     var subscribers: [String] { viewers.withLock { Array($0.keys) } }
 
-    /// Whether `transport` is still `subscriber`'s current one (a re-subscribe replaces it).
-    func isCurrent(_ subscriber: String, _ transport: WebRTCTransport) -> Bool {
-        viewers.withLock { $0[subscriber]?.transport === transport }
-    }
+    /// Stops a removed viewer's transport. When it was the last, the memory the viewers' threads
+    /// freed goes back to the system (`FrameMemory.returnFreeMemory`).
+    func release(_ removed: Removed) { release(removed.transport, wasLast: removed.wasLast) }
 
-    /// Stops and forgets `subscriber`'s transport; false if it had none. When it was the last,
-    /// the memory the viewers' threads freed goes back to the system (`FrameMemory.returnFreeMemory`).
-    func remove(_ subscriber: String) -> Bool {
-        guard
-            let (viewer, last) = viewers.withLock({ viewers in
-                viewers.removeValue(forKey: subscriber).map { ($0, viewers.isEmpty) }
-            })
-        else { return false }
-        viewer.transport.stop()
-        if last { FrameMemory.returnFreeMemory() }
-        return true
+    private func release(_ transport: WebRTCTransport, wasLast: Bool) {
+        transport.stop()
+        if wasLast { FrameMemory.returnFreeMemory() }
     }
 
     /// Copies each viewer's transport counters into the statistics (once a second, before the
@@ -181,9 +309,12 @@ final class WebRTCSubscribers: @unchecked Sendable {
     func stopAll() {
         let all = viewers.withLock { viewers in
             defer { viewers.removeAll() }
-            return Array(viewers.values)
+            return viewers.values.compactMap { viewer -> WebRTCTransport? in
+                var viewer = viewer
+                return viewer.machine.receive(.stop).action == .stopTransport ? viewer.transport : nil
+            }
         }
-        for viewer in all { viewer.transport.stop() }
+        for transport in all { transport.stop() }
         continuation.finish()
     }
 }

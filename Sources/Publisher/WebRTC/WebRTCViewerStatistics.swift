@@ -4,7 +4,7 @@ import WebRTC
 /// One WebRTC viewer's transport in `--stats-json` (`webRTCViewers`, by uid): its state, the
 /// ICE pair and SRTP profile once connected, and what its transport received and dropped.
 public struct WebRTCViewerStatistics: Sendable, Codable, Equatable {
-    /// "ice checking", "dtls-handshake", "connected", ….
+    /// `WebRTCViewerStateMachine.State`'s text: "ice checking", "dtls-handshake", "connected", ….
     public var state: String
     /// The selected pair, "LOCAL type -> REMOTE type", once connected.
     public var path: String?
