@@ -1,3 +1,4 @@
+import CongestionControl
 import RTP
 
 /// Sender-wide settings for what receivers send back (Docs/feedback.md).

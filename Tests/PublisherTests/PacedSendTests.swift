@@ -1,3 +1,4 @@
+import CongestionControl
 import Media
 import RTP
 import SRTP

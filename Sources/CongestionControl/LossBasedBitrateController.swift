@@ -60,16 +60,14 @@ public struct LossBasedBitrateController: Sendable, Hashable {
             self.maximumIncreaseInterval = maximumIncreaseInterval
         }
 
-        func validate() throws(RTPError) {
+        func validate() throws(CongestionControlError) {
             guard minimum > 0, minimum <= maximum, (minimum...maximum).contains(start) else {
-                throw RTPError(
-                    .invalidConfiguration,
+                throw CongestionControlError.invalid(
                     "bitrate bounds need 0 < minimum ≤ start ≤ maximum; got \(minimum), \(start), \(maximum) bit/s"
                 )
             }
             guard lowLoss >= 0, lowLoss <= highLoss, highLoss <= 1, increasePerSecond >= 0 else {
-                throw RTPError(
-                    .invalidConfiguration,
+                throw CongestionControlError.invalid(
                     "loss thresholds need 0 ≤ low ≤ high ≤ 1 and a growth ≥ 0; got \(lowLoss), \(highLoss), \(increasePerSecond)"
                 )
             }
@@ -84,7 +82,7 @@ public struct LossBasedBitrateController: Sendable, Hashable {
     private var lastReport: UInt64?
     private var lastDecrease: UInt64?
 
-    public init(configuration: Configuration = Configuration()) throws(RTPError) {
+    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
         self.estimate = Double(configuration.start)

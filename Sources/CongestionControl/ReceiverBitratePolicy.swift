@@ -19,10 +19,9 @@ public struct ReceiverBitratePolicy: Sendable, Hashable {
     /// The target when no receiver has an estimate.
     public var idle: Int
 
-    public init(floor: Int, ceiling: Int, idle: Int) throws(RTPError) {
+    public init(floor: Int, ceiling: Int, idle: Int) throws(CongestionControlError) {
         guard floor > 0, floor <= ceiling, (floor...ceiling).contains(idle) else {
-            throw RTPError(
-                .invalidConfiguration,
+            throw CongestionControlError.invalid(
                 "bitrate policy needs 0 < floor ≤ idle ≤ ceiling; got \(floor), \(idle), \(ceiling) bit/s"
             )
         }
