@@ -314,7 +314,7 @@ let package = Package(
             ],
             path: "Tests/Tools/rtc-testscreen"
         ),
-        .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),
+        .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl", "RTP"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [

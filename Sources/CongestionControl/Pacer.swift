@@ -38,9 +38,7 @@
 /// allocated at init; `enqueue` writes into a slot and `next` advances a head, and a full ring
 /// refuses the packet rather than growing.
 public struct Pacer: Sendable {
-    public enum Kind: Int, Sendable, Hashable, CaseIterable {
-        case audio, retransmission, video, padding
-    }
+    public typealias Kind = SendSideBandwidthEstimator.PacketKind
 
     public struct Configuration: Sendable, Hashable {
         /// Pacing rate over target rate (libwebrtc kDefaultPaceMultiplier = 2.5).

@@ -1,3 +1,4 @@
+import CongestionControl
 import RTP
 
 /// What one destination's receiver told us and what we did about it, for the status line and

@@ -1,4 +1,5 @@
 import Capture
+import CongestionControl
 import Ingest
 import Media
 import SRTP
@@ -108,7 +109,7 @@ public struct PublishOptions: Sendable {
             // video port only (audio has a port, so a transport, of its own: one series of
             // numbers across both would look like loss on each).
             transportWideSequenceNumberID: congestion.transportWide && retransmission == .rtx
-                ? DestinationCongestion.templateID : nil
+                ? SendSideBandwidthEstimator.templateID : nil
         )
     }
 

@@ -1,4 +1,3 @@
-import CongestionControl
 import Media
 import RTP
 import SRTP
@@ -6,6 +5,7 @@ import TestSupport
 import Testing
 import Transport
 
+@testable import CongestionControl
 @testable import Publisher
 
 /// `MediaSender` with congestion control on (`CongestionConfiguration.enabled`) against bundled

@@ -1,3 +1,4 @@
+import CongestionControl
 import Testing
 
 @testable import Publisher

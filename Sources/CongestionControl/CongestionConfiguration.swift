@@ -1,6 +1,3 @@
-import CongestionControl
-import RTP
-
 /// Sender-wide settings of send-side congestion control (Docs/congestion.md). Off in a bare
 /// `MediaSender` (every packet leaves as it is cut, headers as RFC 3550 alone makes them);
 /// `rtc-publish` turns all of it on (`CongestionConfiguration.enabled`).
