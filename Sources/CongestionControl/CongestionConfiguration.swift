@@ -6,7 +6,7 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// that agreed on `transport-cc`; their feedback drives a delay-based estimate.
     public var transportWide = false
     /// Pace every destination's packets (`Pacer`); nil sends each picture as one burst.
-    public var pacing: Pacer.Configuration?
+    public var pacing: Pacing?
     /// Probe for capacity above the estimate (RTX copies of recent packets as padding) for
     /// receivers with transport feedback and RTX.
     public var probing = true
@@ -46,7 +46,7 @@ public struct CongestionConfiguration: Sendable, Hashable {
         configuration.transportWide = true
         // Chromium's pacer lets 40 ms of data leave at once: pictures arrive whole, and the
         // receiver's jitter buffer does not grow to the spread of a paced picture.
-        configuration.pacing = Pacer.Configuration(burstAllowanceUs: 40_000)
+        configuration.pacing = Pacing(burstAllowanceUs: 40_000)
         return configuration
     }
 
@@ -56,7 +56,7 @@ public struct CongestionConfiguration: Sendable, Hashable {
     }
 
     /// The delay-based controller's bounds and start, those of the loss-based one.
-    func rateControl(_ bitrate: LossBasedBitrateController.Configuration) -> AIMDRateController.Configuration {
+    func rateControl(_ bitrate: LossBased) -> AIMDRateController.Configuration {
         AIMDRateController.Configuration(
             minimum: bitrate.minimum,
             maximum: bitrate.maximum,

@@ -22,31 +22,31 @@
 ///
 /// The sort into arrival order works in a buffer reserved at init (`maximumFeedbackPackets`),
 /// so steady-state updates allocate nothing; a larger message grows it once.
-public struct DelayBasedEstimator: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
-        public var rateControl: AIMDRateController.Configuration
-        public var grouping: InterArrivalGrouping.Configuration
-        public var trendline: TrendlineEstimator.Configuration
-        public var detector: OveruseDetector.Configuration
-        public var acknowledged: AcknowledgedBitrateEstimator.Configuration
+struct DelayBasedEstimator: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
+        var rateControl: AIMDRateController.Configuration
+        var grouping: InterArrivalGrouping.Configuration
+        var trendline: TrendlineEstimator.Configuration
+        var detector: OveruseDetector.Configuration
+        var acknowledged: AcknowledgedBitrateEstimator.Configuration
         /// Feedback this much later than the previous resets the delay state, µs (libwebrtc
         /// kStreamTimeOut = 2 s).
-        public var streamTimeoutUs: Int64
+        var streamTimeoutUs: Int64
         /// Packets per feedback message the sort buffer is reserved for (a transport-cc message
         /// covers at most a few hundred at these rates).
-        public var maximumFeedbackPackets: Int
+        var maximumFeedbackPackets: Int
         /// Once a standing queue has drained, the estimate resumes at this fraction of the
         /// highest link rate seen while it drained (the lower of R_hat and the arrival rate: the
         /// link's own, as the queue kept it busy; this project's, Docs/congestion.md "After a
         /// capacity drop").
-        public var drainResumeFactor: Double
+        var drainResumeFactor: Double
         /// β of the decrease a standing queue just above `StandingQueueDetector.backoffLimitUs`
         /// calls for: gentler than the detector's, as it comes earlier (a 25 ms queue, not a deep
         /// one); a deeper queue takes a lower β (`StandingQueueDetector.backoffFactor`; this
         /// project's, Docs/congestion.md "Early back-off").
-        public var queueBackoffFactor: Double
+        var queueBackoffFactor: Double
 
-        public init(
+        init(
             rateControl: AIMDRateController.Configuration = .init(),
             grouping: InterArrivalGrouping.Configuration = .init(),
             trendline: TrendlineEstimator.Configuration = .init(),
@@ -70,19 +70,19 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     }
 
     /// What one feedback message led to.
-    public struct Update: Sendable, Hashable {
+    struct Update: Sendable, Hashable {
         /// The delay-based estimate A_hat, bits per second.
-        public var bitrate: Int
+        var bitrate: Int
         /// The detector's verdict after this message.
-        public var state: BandwidthUsage
+        var state: BandwidthUsage
         /// The modified trend the detector last judged (0 before it judged any).
-        public var trend: Double
+        var trend: Double
         /// The detector's adaptive threshold γ.
-        public var threshold: Double
+        var threshold: Double
         /// R_hat, bits per second; nil until the first window filled.
-        public var acknowledgedBitrate: Int?
+        var acknowledgedBitrate: Int?
 
-        public init(bitrate: Int, state: BandwidthUsage, trend: Double, threshold: Double, acknowledgedBitrate: Int?) {
+        init(bitrate: Int, state: BandwidthUsage, trend: Double, threshold: Double, acknowledgedBitrate: Int?) {
             self.bitrate = bitrate
             self.state = state
             self.trend = trend
@@ -91,38 +91,38 @@ public struct DelayBasedEstimator: Sendable, Hashable {
         }
     }
 
-    public let configuration: Configuration
-    public private(set) var rateControl: AIMDRateController
-    public private(set) var grouping: InterArrivalGrouping
-    public private(set) var trendline: TrendlineEstimator
-    public private(set) var detector: OveruseDetector
-    public private(set) var acknowledged: AcknowledgedBitrateEstimator
+    let configuration: Configuration
+    private(set) var rateControl: AIMDRateController
+    private(set) var grouping: InterArrivalGrouping
+    private(set) var trendline: TrendlineEstimator
+    private(set) var detector: OveruseDetector
+    private(set) var acknowledged: AcknowledgedBitrateEstimator
     /// nil: GCC alone; set: the standing-queue drain (`StandingQueueDetector`) on top.
-    public var standingQueue: StandingQueueDetector?
+    var standingQueue: StandingQueueDetector?
     /// Set by the sender while the queue its latest probe built may show in feedback: over-use
     /// then holds the estimate instead of lowering it, and a standing queue is no reason for the
     /// early back-off (the probe sent above the link on purpose; measured at 1 Mbit/s, a decrease
     /// after every probe every 2 s, from an R_hat that lagged the last one, held the link at
     /// 79–83 %). The standing-queue drain still applies, and a queue over `probeQueueLimitUs` is
     /// not excused.
-    public var probeQueue = false
+    var probeQueue = false
     /// Early back-offs taken so far (`StandingQueueDetector.takeBackoff`).
-    public private(set) var queueBackoffs = 0
+    private(set) var queueBackoffs = 0
     /// While a standing queue drains: the rate that drains it, below the controller's.
-    public private(set) var drainCap: Int?
+    private(set) var drainCap: Int?
     /// What the link carried during the current drain, and when the drain began.
     private var drainMeter: BusyLinkMeter?
     private var drainStartUs: Int64?
     /// Since when the acknowledged rate has stayed under `applicationLimitedRatio` × the
     /// estimate (the sender sends less than it may), µs; nil while it does not.
-    public private(set) var applicationLimitedSinceUs: Int64?
+    private(set) var applicationLimitedSinceUs: Int64?
     /// When a probe last found room beyond the known capacity, unconfirmed yet
     /// (`applyProbeResult`).
     private var roomFoundUs: Int64?
     private var lastFeedbackUs: Int64?
     private var received: [PacketResult] = []
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         guard configuration.streamTimeoutUs > 0, configuration.maximumFeedbackPackets > 0,
             configuration.drainResumeFactor > 0, configuration.drainResumeFactor <= 1,
             configuration.queueBackoffFactor > 0, configuration.queueBackoffFactor <= 1
@@ -144,17 +144,17 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     }
 
     /// The current estimate, bits per second (under the drain cap while a queue drains).
-    public var bitrate: Int { min(Int(rateControl.bitrate), drainCap ?? .max) }
+    var bitrate: Int { min(Int(rateControl.bitrate), drainCap ?? .max) }
 
     /// Sets the round-trip time (µs) the rate controller paces its decreases and additive
     /// increase by (default 200 ms until called).
-    public mutating func setRoundTripTime(_ roundTripUs: Int64) {
+    mutating func setRoundTripTime(_ roundTripUs: Int64) {
         rateControl.setRoundTripTime(roundTripUs)
     }
 
     /// Feeds one transport-wide feedback message that arrived at `nowUs` (sender's clock, µs).
     /// Lost packets (nil arrival) are skipped; a message with nothing received changes nothing.
-    public mutating func update(with results: some Collection<PacketResult>, at nowUs: Int64) -> Update {
+    mutating func update(with results: some Collection<PacketResult>, at nowUs: Int64) -> Update {
         sortReceived(results)
         guard !received.isEmpty else { return currentUpdate }
         if let last = lastFeedbackUs, nowUs - last > configuration.streamTimeoutUs {
@@ -315,7 +315,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// link make about 20 ms: a capacity drop during or just after a probe. Excused whatever its
     /// depth, an over-use at a 3 → 1 Mbit/s step waited out the probe's 300 ms (queue 35 → 90 ms)
     /// before the drain, at 100 ms, made the first decrease.
-    public static let probeQueueLimitUs: Int64 = 50_000
+    static let probeQueueLimitUs: Int64 = 50_000
 
     /// A standing queue at most this deep, µs, says an over-use is a stale trend: the bump that
     /// lifted it has drained. A trend over the detector's 6 ms threshold needs the delay to have
@@ -324,7 +324,7 @@ public struct DelayBasedEstimator: Sendable, Hashable {
     /// and 310 ms after the last, with no queue left, over-use decreased to 0.9 × an R_hat still
     /// lagging at 1.7 Mbit/s (the step took 7 s to track); a 57 ms queue that had drained 1.3 s
     /// before cost the first 3 Mbit/s phase a decrease to 1.9 Mbit/s and 3 s under 85 %.
-    public static let staleTrendQueueLimitUs: Int64 = 5_000
+    static let staleTrendQueueLimitUs: Int64 = 5_000
 
     /// An arrival rate under this fraction of R_hat behind a standing queue is a capacity drop.
     static let droppedLinkRatio = 2.0 / 3.0
@@ -393,7 +393,7 @@ extension DelayBasedEstimator {
     /// saturated the link reads (`ProbeBitrateEstimator.targetUtilization`, libwebrtc's
     /// kTargetUtilizationFraction): at the capacity itself the estimate is the link's, a queue
     /// builds and an over-use takes it to 0.9 × R_hat (0.95 → 0.82 Mbit/s every 2 s).
-    public mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
+    mutating func applyProbeResult(_ bitsPerSecond: Int, foundRoom: Bool = true, at nowUs: Int64) {
         guard detector.state != .overusing else { return }
         var rate = Double(bitsPerSecond)
         if let capacity = rateControl.linkCapacity.estimate {
@@ -420,14 +420,14 @@ extension DelayBasedEstimator {
     /// How soon after a probe that found room beyond a known capacity a second one must find
     /// room too to count, µs: the second goes at once, and its result is back within a round
     /// trip and its feedback interval.
-    public static let roomConfirmationUs: Int64 = 1_000_000
+    static let roomConfirmationUs: Int64 = 1_000_000
 
     /// Below this fraction of the estimate the acknowledged rate is the sender's, not the
     /// link's: the encoder makes less than it may (libwebrtc's ALR detector starts at 65–80 %).
-    public static let applicationLimitedRatio = 0.8
+    static let applicationLimitedRatio = 0.8
     /// For at least this long, µs: after a step up x264 takes a second or two to reach a new
     /// target, and R_hat lags that; probes then read low and must not hold the ramp back
     /// (measured at 1080p with no such wait: the 1 → 3 Mbit/s step tracked in 6.5–11 s, not
     /// 2–4 s).
-    public static let applicationLimitedUs: Int64 = 3_000_000
+    static let applicationLimitedUs: Int64 = 3_000_000
 }

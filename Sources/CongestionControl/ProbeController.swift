@@ -15,13 +15,13 @@
 ///   milliseconds of queue on a full link.
 /// - No probe while the estimate is within 5 % of the ceiling, nor while one is in flight
 ///   (its result, or 1 s, ends it).
-public struct ProbeController: Sendable {
-    public var intervalUs: Int64
+struct ProbeController: Sendable {
+    var intervalUs: Int64
     /// How long a decrease holds probing off, µs.
-    public var afterDecreaseUs: Int64
+    var afterDecreaseUs: Int64
     /// The highest rate worth probing for (the encoder's ceiling), bits per second.
-    public var maximum: Int
-    public private(set) var nextProbeUs: Int64 = 0
+    var maximum: Int
+    private(set) var nextProbeUs: Int64 = 0
     private var inFlight: (id: Int, rate: Int, sentUs: Int64)?
     private var nextID = 1
 
@@ -29,7 +29,7 @@ public struct ProbeController: Sendable {
     static let flightTimeoutUs: Int64 = 1_000_000
     static let headroom = 0.95
 
-    public init(maximum: Int, intervalUs: Int64 = 2_000_000, afterDecreaseUs: Int64 = 1_000_000) {
+    init(maximum: Int, intervalUs: Int64 = 2_000_000, afterDecreaseUs: Int64 = 1_000_000) {
         self.maximum = maximum
         self.intervalUs = intervalUs
         self.afterDecreaseUs = afterDecreaseUs
@@ -40,7 +40,7 @@ public struct ProbeController: Sendable {
     /// estimate), else twice the estimate; whether the ceiling is near is the estimate's
     /// question alone: a capacity estimate at the ceiling once stopped every probe of a 20 s
     /// phase while the estimate sat at half the link.
-    public mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
+    mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
         if let flight = inFlight {
             guard nowUs - flight.sentUs >= Self.flightTimeoutUs else { return nil }
             inFlight = nil
@@ -59,13 +59,13 @@ public struct ProbeController: Sendable {
 
     /// Whether cluster `id`, the one in flight, came back at 80 % of its rate or more: the link
     /// was not full at that rate.
-    public func foundRoom(_ rate: Int, cluster id: Int) -> Bool {
+    func foundRoom(_ rate: Int, cluster id: Int) -> Bool {
         guard let flight = inFlight, flight.id == id else { return false }
         return Double(rate) >= Self.successRatio * Double(flight.rate)
     }
 
     /// Cluster `id` measured `rate`: probe again at once if it found room.
-    public mutating func record(result rate: Int, cluster id: Int, at nowUs: Int64) {
+    mutating func record(result rate: Int, cluster id: Int, at nowUs: Int64) {
         guard inFlight?.id == id else { return }
         let room = foundRoom(rate, cluster: id)
         inFlight = nil
@@ -73,7 +73,7 @@ public struct ProbeController: Sendable {
     }
 
     /// The estimate went down (over-use or loss): no probe for an interval.
-    public mutating func recordDecrease(at nowUs: Int64) {
+    mutating func recordDecrease(at nowUs: Int64) {
         nextProbeUs = max(nextProbeUs, nowUs + afterDecreaseUs)
     }
 }

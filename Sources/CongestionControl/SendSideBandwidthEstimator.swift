@@ -56,7 +56,7 @@ public final class SendSideBandwidthEstimator {
     /// `configuration` the rest.
     public init(
         configuration: CongestionConfiguration,
-        bitrate: LossBasedBitrateController.Configuration,
+        bitrate: CongestionConfiguration.LossBased,
         transportWideID: UInt8?,
         stampsAudio: Bool
     ) throws {

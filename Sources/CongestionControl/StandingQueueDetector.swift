@@ -20,19 +20,19 @@
 ///
 /// Well before that limit, a queue over `backoffLimitUs` (25 ms) calls for one gentle decrease
 /// (`takeBackoff`): the early back-off that keeps GCC's sawtooth near capacity short.
-public struct StandingQueueDetector: Sendable, Hashable {
-    public var limitUs: Int64
-    public var windowUs: Int64
+struct StandingQueueDetector: Sendable, Hashable {
+    var limitUs: Int64
+    var windowUs: Int64
     /// The delay at which the drain rate reaches its floor of half the link's rate, µs.
-    public var drainSpanUs: Int64
+    var drainSpanUs: Int64
     /// Per-bucket minima of the offset; the window is `buckets.count` buckets.
     private var buckets: [Int64]
     private var bucketStartUs: Int64?
     private var current = 0
     /// The latest queueing delay seen, µs.
-    public private(set) var delayUs: Int64 = 0
+    private(set) var delayUs: Int64 = 0
     /// A queue above this, µs, calls for one decrease (`takeBackoff`); 0 never does.
-    public var backoffLimitUs: Int64
+    var backoffLimitUs: Int64
     /// Whether the next crossing of `backoffLimitUs` calls for a decrease: once per queue, armed
     /// again when the queue is under half the limit.
     private var backoffArmed = true
@@ -43,9 +43,9 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// Measured at 720p and 1 Mbit/s, where the 1 s flash of the test screen makes pictures of
     /// twice the mean size: one message over the limit took a back-off for those, and
     /// utilisation fell to 82 %.
-    public static let backoffMessages = 2
+    static let backoffMessages = 2
 
-    public init(
+    init(
         limitUs: Int64 = 100_000,
         windowUs: Int64 = 30_000_000,
         buckets: Int = 10,
@@ -60,7 +60,7 @@ public struct StandingQueueDetector: Sendable, Hashable {
     }
 
     /// Takes the least offset of one feedback message's received packets, at `nowUs`.
-    public mutating func update(minimumOffsetUs offset: Int64, at nowUs: Int64) {
+    mutating func update(minimumOffsetUs offset: Int64, at nowUs: Int64) {
         let bucketUs = max(1, windowUs / Int64(buckets.count))
         if var start = bucketStartUs, nowUs - start <= windowUs + bucketUs {
             while nowUs - start >= bucketUs {
@@ -88,7 +88,7 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// link. The least delay of two feedback messages in a row over 25 ms says the queue never
     /// emptied between the pictures they cover: the rate is over the link now. Once per queue:
     /// the delay stays up while the queue drains, and a decrease per message would compound.
-    public mutating func takeBackoff() -> Bool {
+    mutating func takeBackoff() -> Bool {
         guard backoffLimitUs > 0, backoffArmed, messagesOverBackoffLimit >= Self.backoffMessages else { return false }
         backoffArmed = false
         return true
@@ -99,28 +99,28 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// time it was seen within about `drainSpanUs` (1 − delay / span), down to GCC's β of 0.85
     /// (a 75 ms queue). At 0.95 alone a 100 ms queue on a 3 Mbit/s link took 1.5–2 s to drain
     /// (the bottleneck's 50 ms samples; Docs/congestion.md).
-    public func backoffFactor(gentlest: Double) -> Double {
+    func backoffFactor(gentlest: Double) -> Double {
         min(gentlest, max(Self.deepestBackoffFactor, 1 - Double(delayUs) / Double(drainSpanUs)))
     }
 
     /// The lowest β the early back-off takes: draft-ietf-rmcat-gcc-02 §5.5's recommended 0.85.
-    public static let deepestBackoffFactor = 0.85
+    static let deepestBackoffFactor = 0.85
 
     /// Whether the queueing delay is above `backoffLimitUs`: the link is full and a queue stands.
-    public var isOverBackoffLimit: Bool { backoffLimitUs > 0 && delayUs > backoffLimitUs }
+    var isOverBackoffLimit: Bool { backoffLimitUs > 0 && delayUs > backoffLimitUs }
 
     /// Whether the queueing delay is above `limitUs`: a queue to drain.
-    public var isOverLimit: Bool { delayUs > limitUs }
+    var isOverLimit: Bool { delayUs > limitUs }
 
     /// The rate that drains the queue within about half a second, when it is above the limit;
     /// `linkRate` is what the link carries (the lower of R_hat and the latest arrival rate).
-    public func drainRate(linkRate: Int) -> Int? {
+    func drainRate(linkRate: Int) -> Int? {
         guard isOverLimit else { return nil }
         let factor = max(0.5, 1 - Double(delayUs) / Double(drainSpanUs))
         return Int(Double(linkRate) * factor)
     }
 
-    public mutating func reset() {
+    mutating func reset() {
         for index in buckets.indices { buckets[index] = .max }
         bucketStartUs = nil
         delayUs = 0

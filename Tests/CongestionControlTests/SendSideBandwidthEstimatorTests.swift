@@ -10,7 +10,7 @@ import Testing
 struct SendSideBandwidthEstimatorTests {
     static func congestion() throws -> SendSideBandwidthEstimator {
         var configuration = CongestionConfiguration()
-        configuration.pacing = Pacer.Configuration(burstAllowanceUs: 40_000)
+        configuration.pacing = .init(burstAllowanceUs: 40_000)
         configuration.backoffFactor = 0.9
         return try SendSideBandwidthEstimator(
             configuration: configuration,

@@ -41,7 +41,7 @@ struct PacedSendTests {
         configuration.congestion = .enabled
         if let maximumPacedBacklogUs { configuration.congestion.maximumPacedBacklogUs = maximumPacedBacklogUs }
         if !pacing { configuration.congestion.pacing = nil }
-        configuration.feedback.bitrate = LossBasedBitrateController.Configuration(
+        configuration.feedback.bitrate = CongestionConfiguration.LossBased(
             minimum: 150_000,
             maximum: 4_000_000,
             start: start
