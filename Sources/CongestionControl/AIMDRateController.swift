@@ -213,8 +213,8 @@ struct AIMDRateController: Sendable, Hashable {
 
     /// Starts the capacity estimate over from a rate the link was measured to carry
     /// (bits per second), which an acknowledged rate above it cannot reset before `heldUntilUs`:
-    /// R_hat lags a capacity drop by up to a second, and right after a drain it still read
-    /// 1.06 Mbit/s on a 1 Mbit/s link, so the capacity the drop had just set was dropped again.
+    /// R_hat lags a capacity drop by up to a second.
+    /// Decision D11 (Docs/congestion.md): a drain's measured rate is the capacity, held 1 s.
     mutating func setLinkCapacity(_ bitsPerSecond: Double, heldUntilUs: Int64) {
         linkCapacity.restart(at: bitsPerSecond)
         capacityHeldUntilUs = heldUntilUs

@@ -15,8 +15,8 @@
 /// 500 ms window, and newer libwebrtc releases default to a `RobustThroughputEstimator` (the
 /// last ≥ 20 packets and ≥ 1 s of arrivals, minus the largest arrival gap). This is the
 /// estimator libwebrtc's delay-based controller long ran with; it keeps no per-packet history
-/// (a running sum and two numbers), and after a drop it follows within about 1 s (measured in
-/// the simulation tests), about as fast as a 1 s window.
+/// (a running sum and two numbers) and follows a drop about as fast as a 1 s window.
+/// Decision D5 (Docs/congestion.md): libwebrtc's Bayesian estimator for R_hat.
 struct AcknowledgedBitrateEstimator: Sendable, Hashable {
     struct Configuration: Sendable, Hashable {
         /// The first window, µs (libwebrtc kInitialRateWindowMs = 500).

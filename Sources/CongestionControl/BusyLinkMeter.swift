@@ -3,12 +3,12 @@
 /// so the bytes that arrived over a span of arrival times are the link's capacity over it.
 ///
 /// One feedback message is a poor gauge of that: it covers 5–25 packets, and a receiver short of
-/// CPU stamps a batch it reads at once with one time (Chromium beside a 1080p encode on two
-/// cores: 2.4 Mbit/s and more read off a 1 Mbit/s link with 300 ms of queue). The drain then
-/// asked for more than the link and the queue went on growing. Over the whole drain such batches
-/// cost a few per cent. Until the span is long enough, the least per-message reading stands in
-/// for the drain's cap (the higher readings are the ones a batch spoilt), the highest for a
-/// resume (a drain that short only ever lowers the estimate, and not on one low reading).
+/// CPU stamps a batch it reads at once with one time, so one message may read the link several
+/// times too fast. Over the whole drain such batches cost a few per cent. Until the span is long
+/// enough, the least per-message reading stands in for the drain's cap (the higher readings are
+/// the ones a batch spoilt), the highest for a resume (a drain that short only ever lowers the
+/// estimate, and not on one low reading).
+/// Decision D9 (Docs/congestion.md): a drain's link rate is measured over the whole drain.
 struct BusyLinkMeter: Sendable, Hashable {
     /// The least per-message link rate seen in this drain, bits per second.
     private(set) var lowestReading: Int?

@@ -22,6 +22,7 @@
 /// minute must not unlock a jump). A receiver's REMB (draft-alvestrand-rmcat-remb) caps the
 /// result, as Ar caps As in the draft; the estimate is pulled down to the cap too, so it climbs
 /// from there when the cap lifts instead of jumping. Times are monotonic nanoseconds.
+/// Decision D4 (Docs/congestion.md): the increase is per second of elapsed time, not per report.
 struct LossBasedBitrateController: Sendable, Hashable {
     typealias Configuration = CongestionConfiguration.LossBased
 

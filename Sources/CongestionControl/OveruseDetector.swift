@@ -21,6 +21,7 @@
 /// k_up = 0.0087 and k_down = 0.039 are libwebrtc's values for the trendline's modified trend.
 /// The draft's (k_u = 0.01, k_d = 0.00018) were tuned for the Kalman filter's m(i) of §5.3;
 /// with the trendline's scale they let γ fall far too slowly after a burst of cross traffic.
+/// Decision D6 (Docs/congestion.md): libwebrtc's gains, not the draft's.
 struct OveruseDetector: Sendable, Hashable {
     struct Configuration: Sendable, Hashable {
         /// γ before any adaptation, ms (draft §5.4 and libwebrtc: 12.5).

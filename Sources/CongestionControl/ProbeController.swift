@@ -1,18 +1,18 @@
 /// When to probe for more capacity, and at what rate (this project's policy, after libwebrtc's
 /// `ProbeController`): the delay-based estimate only grows 8 %/s far from a known capacity, so
-/// after a capacity drop it would take over 10 s to find 3 Mbit/s again from 1 (measured in
-/// `SimulationTests`). A probe finds out within a round trip.
+/// after a capacity drop it would take over 10 s to find 3 Mbit/s again from 1 (`SimulationTests`).
+/// A probe finds out within a round trip.
 ///
 /// - The first probe goes once transport feedback gave an acknowledged rate (the sender asks
-///   only then: `DestinationCongestion.mayProbe`), at twice the estimate (libwebrtc probes 3× and
-///   6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
+///   only then: `SendSideBandwidthEstimator.mayProbe`), at twice the estimate (libwebrtc probes
+///   3× and 6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
 /// - A probe whose result reached 80 % of its rate found room: the next one goes at once, at
 ///   twice the result (libwebrtc's further probing, kRepeatedProbeMinPercentage 70 %).
 /// - Otherwise probing waits `intervalUs` (2 s), and after a decrease `afterDecreaseUs` (1 s;
-///   libwebrtc probes an application-limited link every 5 s). At 3 s for both, the decreases of
-///   the sawtooth near a known capacity kept pushing the next probe out: a 1 → 3 Mbit/s step was
-///   found 2.5–16.5 s late; now 1.5–4.5 s (Docs/congestion.md). A probe costs a few tens of
-///   milliseconds of queue on a full link.
+///   libwebrtc probes an application-limited link every 5 s), so that the decreases of the
+///   sawtooth near a known capacity do not keep pushing the next probe out. A probe costs a few
+///   tens of milliseconds of queue on a full link.
+///   Decision D26 (Docs/congestion.md): probes 2 s apart, 1 s after a decrease.
 /// - No probe while the estimate is within 5 % of the ceiling, nor while one is in flight
 ///   (its result, or 1 s, ends it).
 struct ProbeController: Sendable {
@@ -38,8 +38,9 @@ struct ProbeController: Sendable {
     /// A probe to send now, (cluster id, rate in bits per second), or nil. It goes at twice
     /// `base` when that is higher than the estimate (the sender passes the link's capacity
     /// estimate), else twice the estimate; whether the ceiling is near is the estimate's
-    /// question alone: a capacity estimate at the ceiling once stopped every probe of a 20 s
-    /// phase while the estimate sat at half the link.
+    /// question alone, so a capacity estimate near the ceiling cannot stop probing while the
+    /// estimate is far below it.
+    /// Decision D25 (Docs/congestion.md): twice the larger of estimate and capacity.
     mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
         if let flight = inFlight {
             guard nowUs - flight.sentUs >= Self.flightTimeoutUs else { return nil }

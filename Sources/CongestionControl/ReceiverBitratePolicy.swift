@@ -11,6 +11,7 @@
 /// (`target(_:)` on an array): a receiver whose rate is under `outlierRatio` (½) of the median
 /// receiver's would otherwise set the quality for everyone. It keeps its own pacer and its
 /// NACKs; it gets the stream at the others' rate, as before congestion control it would have.
+/// Decision D1 (Docs/congestion.md): follow the weakest receiver that is not an outlier.
 public struct ReceiverBitratePolicy: Sendable, Hashable {
     /// Bits per second the combined target never goes below.
     var floor: Int

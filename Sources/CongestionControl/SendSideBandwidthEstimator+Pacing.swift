@@ -47,13 +47,12 @@ extension SendSideBandwidthEstimator {
     /// Enters or leaves `pacesAtAllowedRate`: entered while a queue stands over the early
     /// back-off's limit (25 ms) or is being drained (`DelayBasedEstimator.drainCap`), left
     /// once none does and the backlog leaves within `settledBacklogUs` at the pacing rate.
-    /// Released at 2.5× at once, that backlog would fill the bottleneck's queue again (measured:
-    /// a second drain 2 s after the first). From 25 ms, not only from the drain's 100 ms: after
-    /// a decrease x264 goes on making pictures at the old rate for a second or so, and at 2.5×
-    /// they went straight into the bottleneck's queue, which went on growing for 1.3 s under an
-    /// estimate already below the link (at 1080p and 3 Mbit/s; queue p95 ≈ 70 → 45 ms,
-    /// Docs/congestion.md). Once no queue stands, the backlog leaves on top of the allowed rate
+    /// Released at 2.5× at once, that backlog would fill the bottleneck's queue again. From
+    /// 25 ms, not only from the drain's 100 ms: after a decrease the encoder goes on making
+    /// pictures at the old rate for a second or so, and at 2.5× they go straight into the
+    /// bottleneck's queue. Once no queue stands, the backlog leaves on top of the allowed rate
     /// (`pacingRate(allowed:)`).
+    /// Decision D19 (Docs/congestion.md): after a capacity drop, pace at the allowed rate.
     public func updateDrainPacing() {
         if queueStands {
             pacesAtAllowedRate = true
@@ -92,18 +91,16 @@ extension SendSideBandwidthEstimator {
     /// The rate the pacer sends at while `pacesAtAllowedRate`: the allowed rate itself while a
     /// queue stands or drains; once none does, the link has room and the backlog leaves on top
     /// of the allowed rate within `backlogReleaseUs` (at most the pacing factor × allowed). Held
-    /// at the allowed rate alone, the backlog never left: after a decrease to 2.3 Mbit/s on a
-    /// 3 Mbit/s link x264 went on making 2.8 Mbit/s for a second, the pacer held 86 kB (300 ms)
-    /// with no queue in the bottleneck, and the 1 → 3 Mbit/s step took 12 s to track.
+    /// at the allowed rate alone, the backlog of an encoder's overshoot would never leave.
+    /// Decision D19 (Docs/congestion.md): the backlog leaves over 1 s once no queue stands.
     func pacingRate(allowed: Int) -> Int {
         guard let factor = pacer?.configuration.pacingFactor, !queueStands else { return allowed }
         let release = Int(Int64(pacedBacklogBytes) * 8_000_000 / Self.backlogReleaseUs)
         return min(allowed + release, Int(factor * Double(allowed)))
     }
 
-    /// A second: at 2.5 × at once the backlog filled the bottleneck's queue again (a second
-    /// drain 2 s after the first); spread over a second it adds as much as x264's overshoot
-    /// after a decrease took away.
+    /// A second: at 2.5 × at once the backlog would fill the bottleneck's queue again; spread
+    /// over a second it adds about as much as the encoder's overshoot after a decrease took away.
     static let backlogReleaseUs: Int64 = 1_000_000
 
     /// Whether a queue stands over the early back-off's limit or is being drained.
@@ -117,6 +114,7 @@ extension SendSideBandwidthEstimator {
     /// full for the same reason: after the capacity fell, what the encoder made at the old rate
     /// waits in the pacer, and a new picture would only wait behind it, adding its delay to
     /// every later one. The caller asks only of receivers the encoder follows.
+    /// Decision D21 (Docs/congestion.md): pictures wait at 1.5 s of paced backlog.
     public var holdsVideo: Bool {
         let limit = configuration.maximumPacedBacklogUs
         guard limit > 0, let pacer, activeProbe == nil else { return false }
@@ -129,9 +127,9 @@ extension SendSideBandwidthEstimator {
     /// once the path's capacity is known (the delay-based controller has seen over-use near it
     /// and increases additively). Through a bottleneck near our rate the link spreads a picture
     /// over its size ÷ capacity whatever the pacer does, so the receiver sees the same arrival
-    /// spread, and a picture sent at once only waits in the bottleneck's queue instead (measured
-    /// at 1 Mbit/s: queue delay p95 80–100 ms with the burst, 23–36 ms without; Docs/congestion.md).
-    /// Far from capacity the allowance keeps a picture whole for the receiver's jitter buffer.
+    /// spread, and a picture sent at once only waits in the bottleneck's queue instead. Far from
+    /// capacity the allowance keeps a picture whole for the receiver's jitter buffer.
+    /// Decision D18 (Docs/congestion.md): no burst allowance once the link's capacity is known.
     var allowsBursts: Bool {
         activeProbe == nil && delayBased.rateControl.linkCapacity.estimate == nil
     }

@@ -41,22 +41,21 @@ extension SendSideBandwidthEstimator {
     /// How long after a probe the queue it made may still show in feedback, µs: its bytes above
     /// the link (about 20 ms of queue) drain at what the link has spare, slowly near capacity.
     /// Meanwhile over-use holds the estimate and a standing queue is no reason for the early
-    /// back-off (`DelayBasedEstimator.probeQueue`): measured at 1 Mbit/s, probes every 2 s that
-    /// each lowered the estimate kept utilisation at 79–83 %.
+    /// back-off (`DelayBasedEstimator.probeQueue`).
+    /// Decision D16 (Docs/congestion.md): a probe's own queue lowers nothing for 300 ms.
     static let probeQueueUs: Int64 = 300_000
 
     /// Whether a probe can say anything yet: once transport feedback gave an acknowledged rate
-    /// (half a second of it). Sent at the first feedback, the probe followed the first key frame
-    /// through the pacer and the link, and at 1080p read 1.4–1.6 Mbit/s off an empty 3 Mbit/s
-    /// link in every run: no room, and the next probe 2 s later (the ramp took 3.5–5 s).
+    /// (half a second of it). Sent at the first feedback, the probe would follow the first key
+    /// frame through the pacer and the link and read the key frame's queue, not the link.
+    /// Decision D24 (Docs/congestion.md): the first probe waits for R_hat.
     var mayProbe: Bool { delayBased.acknowledged.bitrate != nil }
 
     /// The rate a probe doubles: the allowed rate, or the link's capacity estimate when that is
-    /// higher. After a back-off the estimate sits under the link; a probe at twice it (1.4 ×
-    /// a 1 Mbit/s link) read the link's token-bucket burst as room often enough (1.26–1.47 Mbit/s,
-    /// over 80 % of the probe's rate) that the next probe went out at once at twice that and the
-    /// estimate jumped: 80–140 ms of queue each time. At twice the capacity a full link reads
-    /// far under 80 %.
+    /// higher. After a back-off the estimate sits under the link, and a probe at twice it can
+    /// read a token bucket's burst as room; at twice the capacity a full link reads far under
+    /// the 80 % that counts as room.
+    /// Decision D25 (Docs/congestion.md): probes double the larger of estimate and capacity.
     func probeBase(_ allowed: Int) -> Int {
         max(allowed, Int(delayBased.rateControl.linkCapacity.estimate ?? 0))
     }

@@ -82,6 +82,7 @@ public final class SendSideBandwidthEstimator {
     /// element when this receiver did not agree on it, so it never sees an id it did not
     /// negotiate (`RTPTransportSequenceNumber`). Returns the number written. A packet without
     /// our template's element is left alone.
+    /// Decision D3 (Docs/congestion.md): each destination's own numbers in a copy of one template.
     public func stamp(_ base: UnsafeMutableRawPointer, length: Int, audio: Bool) -> UInt16? {
         let packet = UnsafeMutableRawBufferPointer(start: base, count: length)
         guard let id = transportWideID, !audio || stampsAudio else {
@@ -131,6 +132,7 @@ public final class SendSideBandwidthEstimator {
     /// What this receiver allows, bits per second: the loss-based estimate under its REMB, and
     /// under the delay-based estimate once transport feedback arrives (libwebrtc caps the
     /// loss-based estimate by the delay-based one the same way).
+    /// Decision D2 (Docs/congestion.md): loss-based under REMB, capped by delay-based.
     public var targetBitrate: Int {
         guard hasTransportFeedback else { return lossBased.target }
         return min(lossBased.target, delayBased.bitrate)
@@ -151,6 +153,7 @@ public final class SendSideBandwidthEstimator {
     /// the allowed rate (after a capacity drop; libwebrtc's congestion window pushback lowers
     /// the encoder's target for the same reason): a link that is full carries the backlog only
     /// in place of new pictures. At least a quarter of the share.
+    /// Decisions D20 and D23 (Docs/congestion.md): the pushback; the video share.
     public func encoderVote(allowed: Int) -> Int {
         let share = configuration.videoTarget(forWireRate: allowed)
         let window = configuration.backlogPushbackUs
