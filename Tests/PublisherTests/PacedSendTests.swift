@@ -292,7 +292,7 @@ struct PacedSendTests {
 
         // What the receiver would send: every number it got, at the times a link would spread
         // them over, 600 ms (rounded to 250 µs by the builder): the acknowledged rate's first
-        // 500 ms window fills, and only then may a probe go (`DestinationCongestion.mayProbe`).
+        // 500 ms window fills, and only then may a probe go (`SendSideBandwidthEstimator.mayProbe`).
         let first = try #require(viewer.rtp.first).timeUs
         let spacing = 600_000 / Int64(max(count - 1, 1))
         let statuses = try viewer.rtp.enumerated().map { index, arrival in
