@@ -113,9 +113,10 @@ let package = Package(
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
 
-        // Send-side congestion control (draft-ietf-rmcat-gcc-02): delay-based estimator over
-        // transport-wide feedback, AIMD; pure logic on times and sizes, no I/O.
-        .target(name: "CongestionControl"),
+        // Send-side congestion control (draft-ietf-rmcat-gcc-02, Docs/congestion.md): the delay-
+        // and loss-based estimates, probing, pacing decisions and the receivers' bitrate policy;
+        // pure logic on times and sizes, no I/O. RTP for the feedback it reads.
+        .target(name: "CongestionControl", dependencies: ["RTP"]),
 
         // WHIP (RFC 9725) over HTTP/1.1: POST the offer, redirects, Link ICE servers, PATCH, DELETE.
         .target(
@@ -345,7 +346,7 @@ let package = Package(
             ],
             path: "Tests/Tools/rtc-testscreen"
         ),
-        .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),
+        .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl", "RTP"]),
         .testTarget(
             name: "IngestTests",
             dependencies: [

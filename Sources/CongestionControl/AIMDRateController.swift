@@ -27,38 +27,38 @@
 ///   current rate while β × acknowledged is not; never up.
 ///
 /// All within `minimum`…`maximum`. Rates in bits per second, times monotonic µs.
-public struct AIMDRateController: Sendable, Hashable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+struct AIMDRateController: Sendable, Hashable {
+    enum State: String, Sendable, Hashable, CaseIterable {
         case increase, hold, decrease
     }
 
-    public struct Configuration: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// Bits per second the estimate stays within (this project's publisher defaults, as
         /// `LossBasedBitrateController`'s).
-        public var minimum: Int
-        public var maximum: Int
+        var minimum: Int
+        var maximum: Int
         /// The estimate before any feedback.
-        public var start: Int
+        var start: Int
         /// β, the fraction of the acknowledged rate a decrease goes to (draft §5.5 and libwebrtc
         /// kDefaultBackoffFactor: 0.85).
-        public var backoffFactor: Double
+        var backoffFactor: Double
         /// Multiplicative growth per second (draft §5.5 η = 1.08; libwebrtc alpha).
-        public var increasePerSecond: Double
+        var increasePerSecond: Double
         /// The increase limit: factor × acknowledged + offset (libwebrtc: 1.5 and 10 kbit/s).
-        public var acknowledgedLimitFactor: Double
-        public var acknowledgedLimitOffset: Int
+        var acknowledgedLimitFactor: Double
+        var acknowledgedLimitOffset: Int
         /// Round-trip time until `setRoundTripTime` is called, µs (libwebrtc kDefaultRtt 200 ms).
-        public var defaultRoundTripUs: Int64
+        var defaultRoundTripUs: Int64
         /// Added to the round trip for the response time, µs: the detector's reaction (draft
         /// §5.5 response_time_ms = 100 + rtt_ms; libwebrtc the same).
-        public var detectorResponseUs: Int64
+        var detectorResponseUs: Int64
         /// Frame rate and packet size the additive step assumes (libwebrtc: 30 fps, 1200 bytes).
-        public var assumedFramesPerSecond: Double
-        public var assumedPacketSize: Int
+        var assumedFramesPerSecond: Double
+        var assumedPacketSize: Int
         /// The least additive growth, bits per second per second (libwebrtc: 4000).
-        public var minimumAdditiveIncreasePerSecond: Double
+        var minimumAdditiveIncreasePerSecond: Double
 
-        public init(
+        init(
             minimum: Int = 150_000,
             maximum: Int = 4_000_000,
             start: Int = 1_800_000,
@@ -112,21 +112,21 @@ public struct AIMDRateController: Sendable, Hashable {
         }
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     /// A_hat, bits per second.
-    public private(set) var bitrate: Double
-    public private(set) var state: State = .hold
+    private(set) var bitrate: Double
+    private(set) var state: State = .hold
     /// The capacity seen at past over-uses.
-    public private(set) var linkCapacity = LinkCapacityEstimator()
+    private(set) var linkCapacity = LinkCapacityEstimator()
     /// The round-trip time the response time is built on, µs.
-    public private(set) var roundTripUs: Int64
+    private(set) var roundTripUs: Int64
     /// Until when an acknowledged rate above the capacity's upper bound resets nothing, µs
     /// (`setLinkCapacity`).
     private var capacityHeldUntilUs: Int64 = .min
     private var latestAcknowledged: Double
     private var lastChangeUs: Int64?
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
         self.bitrate = Double(configuration.start)
@@ -135,7 +135,7 @@ public struct AIMDRateController: Sendable, Hashable {
     }
 
     /// Sets the round-trip time (µs) that the response time and the decrease interval use.
-    public mutating func setRoundTripTime(_ roundTripUs: Int64) {
+    mutating func setRoundTripTime(_ roundTripUs: Int64) {
         self.roundTripUs = max(0, roundTripUs)
     }
 
@@ -143,7 +143,7 @@ public struct AIMDRateController: Sendable, Hashable {
     /// none is known yet, then the last known one counts). Returns the new rate. A decrease
     /// uses `backoffFactor` when given, else the configuration's β.
     @discardableResult
-    public mutating func update(
+    mutating func update(
         _ usage: BandwidthUsage,
         acknowledgedBitrate: Int?,
         at nowUs: Int64,
@@ -193,35 +193,35 @@ public struct AIMDRateController: Sendable, Hashable {
     /// Whether an over-use may decrease the rate again at `nowUs` (libwebrtc
     /// TimeToReduceFurther): once per round trip (10–200 ms) since the last change, or at once
     /// when the acknowledged rate fell below half the estimate.
-    public func mayReduceFurther(at nowUs: Int64, acknowledgedBitrate: Double) -> Bool {
+    func mayReduceFurther(at nowUs: Int64, acknowledgedBitrate: Double) -> Bool {
         let interval = min(max(roundTripUs, 10_000), 200_000)
         guard let last = lastChangeUs else { return true }
         return nowUs - last >= interval || acknowledgedBitrate < 0.5 * bitrate
     }
 
     /// Sets the estimate outright (a decrease without an acknowledged rate).
-    public mutating func setEstimate(_ bitsPerSecond: Double, at nowUs: Int64) {
+    mutating func setEstimate(_ bitsPerSecond: Double, at nowUs: Int64) {
         bitrate = clamp(bitsPerSecond)
         lastChangeUs = nowUs
     }
 
     /// Forgets the capacity seen at past over-uses (a probe found the link larger).
-    public mutating func resetLinkCapacity() {
+    mutating func resetLinkCapacity() {
         linkCapacity.reset()
         capacityHeldUntilUs = .min
     }
 
     /// Starts the capacity estimate over from a rate the link was measured to carry
     /// (bits per second), which an acknowledged rate above it cannot reset before `heldUntilUs`:
-    /// R_hat lags a capacity drop by up to a second, and right after a drain it still read
-    /// 1.06 Mbit/s on a 1 Mbit/s link, so the capacity the drop had just set was dropped again.
-    public mutating func setLinkCapacity(_ bitsPerSecond: Double, heldUntilUs: Int64) {
+    /// R_hat lags a capacity drop by up to a second.
+    /// Decision D11 (Docs/congestion.md): a drain's measured rate is the capacity, held 1 s.
+    mutating func setLinkCapacity(_ bitsPerSecond: Double, heldUntilUs: Int64) {
         linkCapacity.restart(at: bitsPerSecond)
         capacityHeldUntilUs = heldUntilUs
     }
 
     /// The additive growth rate near convergence, bits per second per second.
-    public var additiveIncreasePerSecond: Double {
+    var additiveIncreasePerSecond: Double {
         let frameBits = bitrate / configuration.assumedFramesPerSecond
         let packetBits = Double(configuration.assumedPacketSize * 8)
         let packetsPerFrame = max((frameBits / packetBits).rounded(.up), 1)

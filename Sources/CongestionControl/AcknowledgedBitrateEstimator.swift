@@ -15,22 +15,22 @@
 /// 500 ms window, and newer libwebrtc releases default to a `RobustThroughputEstimator` (the
 /// last ≥ 20 packets and ≥ 1 s of arrivals, minus the largest arrival gap). This is the
 /// estimator libwebrtc's delay-based controller long ran with; it keeps no per-packet history
-/// (a running sum and two numbers), and after a drop it follows within about 1 s (measured in
-/// the simulation tests), about as fast as a 1 s window.
-public struct AcknowledgedBitrateEstimator: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
+/// (a running sum and two numbers) and follows a drop about as fast as a 1 s window.
+/// Decision D5 (Docs/congestion.md): libwebrtc's Bayesian estimator for R_hat.
+struct AcknowledgedBitrateEstimator: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// The first window, µs (libwebrtc kInitialRateWindowMs = 500).
-        public var initialWindowUs: Int64
+        var initialWindowUs: Int64
         /// Every later window, µs (libwebrtc kRateWindowMs = 150).
-        public var windowUs: Int64
+        var windowUs: Int64
         /// Scale of a sample's uncertainty by its relative distance (libwebrtc: 10).
-        public var uncertaintyScale: Double
+        var uncertaintyScale: Double
         /// The estimate's variance after the first sample (libwebrtc: 50).
-        public var initialVariance: Double
+        var initialVariance: Double
         /// Variance added to the estimate per window, as the rate may have moved (libwebrtc: 5).
-        public var variancePerWindow: Double
+        var variancePerWindow: Double
 
-        public init(
+        init(
             initialWindowUs: Int64 = 500_000,
             windowUs: Int64 = 150_000,
             uncertaintyScale: Double = 10,
@@ -55,24 +55,24 @@ public struct AcknowledgedBitrateEstimator: Sendable, Hashable {
         }
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     private var estimate: Double?
     private var variance: Double
     private var windowBytes = 0
     private var windowElapsedUs: Int64 = 0
     private var lastArrivalUs: Int64?
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
         self.variance = configuration.initialVariance
     }
 
     /// The acknowledged rate, bits per second; nil until the first window has filled.
-    public var bitrate: Int? { estimate.map { Int($0) } }
+    var bitrate: Int? { estimate.map { Int($0) } }
 
     /// Adds a received packet: its arrival time (receiver's clock, µs, in arrival order) and size.
-    public mutating func update(arrivalTimeUs: Int64, size: Int) {
+    mutating func update(arrivalTimeUs: Int64, size: Int) {
         let window = estimate == nil ? configuration.initialWindowUs : configuration.windowUs
         guard let sample = addToWindow(arrivalTimeUs: arrivalTimeUs, size: size, windowUs: window) else { return }
         guard let current = estimate else {
@@ -87,13 +87,13 @@ public struct AcknowledgedBitrateEstimator: Sendable, Hashable {
     }
 
     /// Adds a received packet; a lost one (no arrival) is no data.
-    public mutating func update(_ packet: PacketResult) {
+    mutating func update(_ packet: PacketResult) {
         guard let arrival = packet.arrivalTimeUs else { return }
         update(arrivalTimeUs: arrival, size: packet.size)
     }
 
     /// Forgets everything.
-    public mutating func reset() {
+    mutating func reset() {
         estimate = nil
         variance = configuration.initialVariance
         windowBytes = 0

@@ -1,6 +1,6 @@
 /// The over-use detector's verdict on the path (draft-ietf-rmcat-gcc-02 §5.4): the signal the
 /// rate controller acts on.
-public enum BandwidthUsage: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+enum BandwidthUsage: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Queues neither build nor drain beyond the adaptive threshold.
     case normal
     /// The delay trend stayed above the threshold long enough: a queue is building, we send more
@@ -9,5 +9,5 @@ public enum BandwidthUsage: String, Sendable, Hashable, CaseIterable, CustomStri
     /// The delay trend is below minus the threshold: a queue is draining.
     case underusing
 
-    public var description: String { rawValue }
+    var description: String { rawValue }
 }

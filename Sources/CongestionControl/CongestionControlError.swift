@@ -2,8 +2,8 @@
 /// names the value that was wrong, fit to show a user as it is.
 ///
 /// Shaped like `RTPError` (a struct with an extensible code rather than an enum, as SwiftNIO's
-/// errors are), so that new codes do not break callers' exhaustive switches. This module depends
-/// on nothing, so it cannot reuse `RTPError` itself.
+/// errors are), so that new codes do not break callers' exhaustive switches. A type of its own,
+/// though this module reads RTP's feedback: its errors are about rates and times, not bytes.
 public struct CongestionControlError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String

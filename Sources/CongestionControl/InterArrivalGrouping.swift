@@ -21,23 +21,23 @@
 /// (negative arrival delta) yields nothing, and `reorderedResetThreshold` of those in a row
 /// reset the grouping; so does an arrival-time delta that exceeds the delta of the sender's
 /// clock at feedback time by `arrivalOffsetThreshold` (3 s: the receiver's clock jumped).
-public struct InterArrivalGrouping: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
+struct InterArrivalGrouping: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// Packets sent within this of a group's first packet belong to it, µs (draft §5.2
         /// burst_time = 5 ms; libwebrtc kTimestampGroupLengthMs = 5).
-        public var groupLengthUs: Int64
+        var groupLengthUs: Int64
         /// A burst's packets arrive at most this far apart, µs (libwebrtc kBurstDeltaThreshold).
-        public var burstDeltaThresholdUs: Int64
+        var burstDeltaThresholdUs: Int64
         /// A burst spans at most this much arrival time, µs (libwebrtc kMaxBurstDuration).
-        public var maximumBurstDurationUs: Int64
+        var maximumBurstDurationUs: Int64
         /// An arrival delta this much larger than the sender's feedback-time delta means the
         /// receiver's clock jumped, µs (libwebrtc kArrivalTimeOffsetThreshold = 3 s).
-        public var arrivalOffsetThresholdUs: Int64
+        var arrivalOffsetThresholdUs: Int64
         /// This many reordered groups in a row reset the grouping (libwebrtc
         /// kReorderedResetThreshold).
-        public var reorderedResetThreshold: Int
+        var reorderedResetThreshold: Int
 
-        public init(
+        init(
             groupLengthUs: Int64 = 5_000,
             burstDeltaThresholdUs: Int64 = 5_000,
             maximumBurstDurationUs: Int64 = 100_000,
@@ -65,18 +65,18 @@ public struct InterArrivalGrouping: Sendable, Hashable {
     }
 
     /// What one complete group says against the one before it.
-    public struct Delta: Sendable, Hashable {
+    struct Delta: Sendable, Hashable {
         /// Send time of the group minus that of the previous group, µs (draft §5.1 T(i) − T(i−1)).
-        public var sendDeltaUs: Int64
+        var sendDeltaUs: Int64
         /// Arrival time of the group minus that of the previous group, µs (t(i) − t(i−1)).
-        public var arrivalDeltaUs: Int64
+        var arrivalDeltaUs: Int64
         /// Bytes in the group minus bytes in the previous group.
-        public var sizeDelta: Int
+        var sizeDelta: Int
         /// Arrival time of the packet that closed the group (the first of the next one), µs:
         /// the time axis of the trendline, as libwebrtc's delay-based estimator uses it.
-        public var arrivalTimeUs: Int64
+        var arrivalTimeUs: Int64
 
-        public init(sendDeltaUs: Int64, arrivalDeltaUs: Int64, sizeDelta: Int, arrivalTimeUs: Int64) {
+        init(sendDeltaUs: Int64, arrivalDeltaUs: Int64, sizeDelta: Int, arrivalTimeUs: Int64) {
             self.sendDeltaUs = sendDeltaUs
             self.arrivalDeltaUs = arrivalDeltaUs
             self.sizeDelta = sizeDelta
@@ -84,7 +84,7 @@ public struct InterArrivalGrouping: Sendable, Hashable {
         }
 
         /// The inter-group delay variation d(i) = t(i) − t(i−1) − (T(i) − T(i−1)), µs (§5.1).
-        public var delayVariationUs: Int64 { arrivalDeltaUs - sendDeltaUs }
+        var delayVariationUs: Int64 { arrivalDeltaUs - sendDeltaUs }
     }
 
     private struct Group: Sendable, Hashable {
@@ -97,12 +97,12 @@ public struct InterArrivalGrouping: Sendable, Hashable {
         var isEmpty = true
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     private var current = Group()
     private var previous = Group()
     private var consecutiveReordered = 0
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
     }
@@ -110,13 +110,13 @@ public struct InterArrivalGrouping: Sendable, Hashable {
     /// Adds a packet the feedback reports received (a lost one has no arrival and is skipped).
     /// `nowUs` is the sender's clock when the feedback arrived. Returns the deltas when this
     /// packet opened a new group and so completed one that has a predecessor.
-    public mutating func add(_ packet: PacketResult, at nowUs: Int64) -> Delta? {
+    mutating func add(_ packet: PacketResult, at nowUs: Int64) -> Delta? {
         guard let arrival = packet.arrivalTimeUs else { return nil }
         return add(sendTimeUs: packet.sendTimeUs, arrivalTimeUs: arrival, size: packet.size, at: nowUs)
     }
 
     /// Adds one received packet by its times (sender's clock, receiver's clock, µs) and size.
-    public mutating func add(sendTimeUs: Int64, arrivalTimeUs: Int64, size: Int, at nowUs: Int64) -> Delta? {
+    mutating func add(sendTimeUs: Int64, arrivalTimeUs: Int64, size: Int, at nowUs: Int64) -> Delta? {
         var delta: Delta?
         if current.isEmpty {
             current.firstSendUs = sendTimeUs
@@ -163,7 +163,7 @@ public struct InterArrivalGrouping: Sendable, Hashable {
     }
 
     /// Forgets every group, as after a stream timeout.
-    public mutating func reset() {
+    mutating func reset() {
         current = Group()
         previous = Group()
         consecutiveReordered = 0

@@ -12,47 +12,47 @@
 ///
 /// libwebrtc keeps the numbers in kbit/s, and the variance is normalised by the mean in those
 /// units (0.4 ≈ 14 kbit/s of deviation at 500 kbit/s); so does this type, to keep its bounds.
-public struct LinkCapacityEstimator: Sendable, Hashable {
+struct LinkCapacityEstimator: Sendable, Hashable {
     /// Weight of a new sample at an over-use (libwebrtc OnOveruseDetected: 0.05).
-    public static let overuseSampleWeight = 0.05
+    static let overuseSampleWeight = 0.05
     /// The normalised variance's bounds (libwebrtc: 0.4 and 2.5).
-    public static let minimumNormalizedVariance = 0.4
-    public static let maximumNormalizedVariance = 2.5
+    static let minimumNormalizedVariance = 0.4
+    static let maximumNormalizedVariance = 2.5
 
     /// The mean capacity, kbit/s; nil when there is no estimate (at the start, after a reset).
-    public private(set) var estimateKbps: Double?
+    private(set) var estimateKbps: Double?
     /// Variance normalised by the mean, kbit/s.
-    public private(set) var normalizedVariance = LinkCapacityEstimator.minimumNormalizedVariance
+    private(set) var normalizedVariance = LinkCapacityEstimator.minimumNormalizedVariance
 
-    public init() {}
+    init() {}
 
     /// The estimate in bits per second, if any.
-    public var estimate: Double? { estimateKbps.map { $0 * 1000 } }
+    var estimate: Double? { estimateKbps.map { $0 * 1000 } }
 
     /// Mean + 3 standard deviations, bits per second; infinite without an estimate.
-    public var upperBound: Double {
+    var upperBound: Double {
         guard let mean = estimateKbps else { return .infinity }
         return (mean + 3 * deviationKbps(mean)) * 1000
     }
 
     /// Mean − 3 standard deviations (at least 0), bits per second; 0 without an estimate.
-    public var lowerBound: Double {
+    var lowerBound: Double {
         guard let mean = estimateKbps else { return 0 }
         return max(0, mean - 3 * deviationKbps(mean)) * 1000
     }
 
     /// Records the acknowledged rate (bits per second) at an over-use.
-    public mutating func overuseDetected(acknowledgedBitrate: Double) {
+    mutating func overuseDetected(acknowledgedBitrate: Double) {
         update(sampleKbps: acknowledgedBitrate / 1000, weight: Self.overuseSampleWeight)
     }
 
     /// Drops the estimate: the path changed.
-    public mutating func reset() {
+    mutating func reset() {
         estimateKbps = nil
     }
 
     /// Starts the estimate over from a rate the link was measured to carry, bits per second.
-    public mutating func restart(at bitsPerSecond: Double) {
+    mutating func restart(at bitsPerSecond: Double) {
         estimateKbps = bitsPerSecond / 1000
         normalizedVariance = Self.minimumNormalizedVariance
     }

@@ -21,27 +21,28 @@
 /// k_up = 0.0087 and k_down = 0.039 are libwebrtc's values for the trendline's modified trend.
 /// The draft's (k_u = 0.01, k_d = 0.00018) were tuned for the Kalman filter's m(i) of §5.3;
 /// with the trendline's scale they let γ fall far too slowly after a burst of cross traffic.
-public struct OveruseDetector: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
+/// Decision D6 (Docs/congestion.md): libwebrtc's gains, not the draft's.
+struct OveruseDetector: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// γ before any adaptation, ms (draft §5.4 and libwebrtc: 12.5).
-        public var initialThreshold: Double
+        var initialThreshold: Double
         /// γ's bounds, ms (draft §5.4 and libwebrtc: 6 and 600).
-        public var minimumThreshold: Double
-        public var maximumThreshold: Double
+        var minimumThreshold: Double
+        var maximumThreshold: Double
         /// Adaptation gains per ms when |m| ≥ γ and when |m| < γ (libwebrtc k_up_, k_down_).
-        public var increaseGain: Double
-        public var decreaseGain: Double
+        var increaseGain: Double
+        var decreaseGain: Double
         /// |m| more than this above γ does not adapt it, ms (libwebrtc kMaxAdaptOffsetMs; §5.4).
-        public var maximumAdaptOffset: Double
+        var maximumAdaptOffset: Double
         /// The longest time one adaptation is credited for, µs (libwebrtc kMaxTimeDeltaMs = 100).
-        public var maximumAdaptIntervalUs: Int64
+        var maximumAdaptIntervalUs: Int64
         /// How long the trend must stay above γ before over-use is signalled, µs (draft §5.4
         /// overuse_time_th = 10 ms; libwebrtc kOverUsingTimeThreshold).
-        public var overusingTimeThresholdUs: Int64
+        var overusingTimeThresholdUs: Int64
         /// Consecutive groups above γ needed as well (libwebrtc: overuse_counter_ > 1).
-        public var minimumOveruseCount: Int
+        var minimumOveruseCount: Int
 
-        public init(
+        init(
             initialThreshold: Double = 12.5,
             minimumThreshold: Double = 6,
             maximumThreshold: Double = 600,
@@ -83,11 +84,11 @@ public struct OveruseDetector: Sendable, Hashable {
         }
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     /// The current verdict.
-    public private(set) var state: BandwidthUsage = .normal
+    private(set) var state: BandwidthUsage = .normal
     /// γ, in the modified trend's units (ms).
-    public private(set) var threshold: Double
+    private(set) var threshold: Double
 
     /// Send time the trend has been above γ, µs; nil when it is not.
     private var overusingTimeUs: Int64?
@@ -95,7 +96,7 @@ public struct OveruseDetector: Sendable, Hashable {
     private var previousSlope = 0.0
     private var lastAdaptationUs: Int64?
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
         self.threshold = configuration.initialThreshold
@@ -105,7 +106,7 @@ public struct OveruseDetector: Sendable, Hashable {
     /// delta (µs, the time it stands for) and its arrival time (receiver's clock, µs, the clock
     /// γ adapts by).
     @discardableResult
-    public mutating func detect(
+    mutating func detect(
         modifiedTrend: Double,
         slope: Double,
         sendDeltaUs: Int64,
@@ -137,7 +138,7 @@ public struct OveruseDetector: Sendable, Hashable {
     }
 
     /// Back to the initial verdict and threshold, as after a stream timeout.
-    public mutating func reset() {
+    mutating func reset() {
         state = .normal
         threshold = configuration.initialThreshold
         overusingTimeUs = nil

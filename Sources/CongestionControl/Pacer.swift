@@ -37,49 +37,9 @@
 /// No allocation per packet, by construction: each kind has a fixed ring of `capacity` slots
 /// allocated at init; `enqueue` writes into a slot and `next` advances a head, and a full ring
 /// refuses the packet rather than growing.
-public struct Pacer: Sendable {
-    public enum Kind: Int, Sendable, Hashable, CaseIterable {
-        case audio, retransmission, video, padding
-    }
-
-    public struct Configuration: Sendable, Hashable {
-        /// Pacing rate over target rate (libwebrtc kDefaultPaceMultiplier = 2.5).
-        public var pacingFactor: Double
-        /// The most budget banked while packets wait, µs of the pacing rate (libwebrtc
-        /// kDefaultMinPacketLimit = 5 ms, the time between packet bursts).
-        public var burstIntervalUs: Int64
-        /// How much debt packets may still leave under, µs of the pacing rate (libwebrtc
-        /// `send_burst_interval`: 40 ms in Chromium); 0 holds every packet until the debt is paid.
-        public var burstAllowanceUs: Int64
-        /// The burst allowance at most, bytes (libwebrtc kMaxBurstSize = 63 KB).
-        public var maximumBurstBytes: Int
-        /// The longest a queued retransmission or video packet should wait before the rate rises
-        /// to drain it, µs (libwebrtc kMaxExpectedQueueLength = 2 s).
-        public var maximumQueueTimeUs: Int64
-        /// Queued packets per kind; each ring is allocated once at init.
-        public var capacity: Int
-        /// The least pacing rate, bits per second, so a zero or tiny target still drains (this
-        /// project's choice: well below 2.5 × the 150 kbit/s AIMD minimum).
-        public var minimumRate: Int
-
-        public init(
-            pacingFactor: Double = 2.5,
-            burstIntervalUs: Int64 = 5_000,
-            burstAllowanceUs: Int64 = 0,
-            maximumBurstBytes: Int = 63_000,
-            maximumQueueTimeUs: Int64 = 2_000_000,
-            capacity: Int = 4096,
-            minimumRate: Int = 50_000
-        ) {
-            self.pacingFactor = pacingFactor
-            self.burstIntervalUs = burstIntervalUs
-            self.burstAllowanceUs = burstAllowanceUs
-            self.maximumBurstBytes = maximumBurstBytes
-            self.maximumQueueTimeUs = maximumQueueTimeUs
-            self.capacity = capacity
-            self.minimumRate = minimumRate
-        }
-    }
+struct Pacer: Sendable {
+    typealias Kind = SendSideBandwidthEstimator.PacketKind
+    typealias Configuration = CongestionConfiguration.Pacing
 
     /// One kind's FIFO: parallel arrays of `capacity` slots, written once at init.
     private struct Ring: Sendable {
@@ -128,20 +88,20 @@ public struct Pacer: Sendable {
     /// keeps `rate × elapsed` from overflowing after a very long pause.
     private static let maximumElapsedUs: Int64 = 60_000_000
 
-    public let configuration: Configuration
+    let configuration: Configuration
     private var rings: [Ring]
     /// Target rate, bits per second.
-    public private(set) var targetRate = 0
+    private(set) var targetRate = 0
     /// The current pacing rate, bits per second, including the queue-age drain boost (as of the
     /// last call that took a time).
-    public private(set) var pacingRate: Int
+    private(set) var pacingRate: Int
     /// Bits × 10⁶; may be negative (debt), at most `pacingRate × burstIntervalUs`.
     private var budget: Int64 = 0
     private var lastUpdateUs: Int64?
     /// Whether the burst allowance applies now; off while a probe must leave at its own rate.
-    public var burstAllowed = true
+    var burstAllowed = true
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         guard configuration.pacingFactor.isFinite, configuration.pacingFactor >= 1 else {
             throw CongestionControlError.invalid(
                 "pacing factor must be finite and ≥ 1; got \(configuration.pacingFactor)"
@@ -172,7 +132,7 @@ public struct Pacer: Sendable {
 
     /// Sets the target rate (bits per second; negative counts as 0). Takes effect from the next
     /// call that takes a time; budget already earned is kept.
-    public mutating func setTargetRate(_ bitsPerSecond: Int) {
+    mutating func setTargetRate(_ bitsPerSecond: Int) {
         targetRate = max(0, bitsPerSecond)
         if let last = lastUpdateUs {
             pacingRate = rate(at: last)
@@ -183,12 +143,12 @@ public struct Pacer: Sendable {
 
     /// Paces at `bitsPerSecond` itself rather than at the factor × a target: a probe's rate, or
     /// a path whose queue is being drained at its allowed rate.
-    public mutating func setPacingRate(_ bitsPerSecond: Int) {
+    mutating func setPacingRate(_ bitsPerSecond: Int) {
         setTargetRate(Int(Double(bitsPerSecond) / configuration.pacingFactor))
     }
 
     /// Queues one packet; returns false when its ring is full (the caller drops and counts it).
-    public mutating func enqueue(handle: Int, size: Int, kind: Kind, at nowUs: Int64) -> Bool {
+    mutating func enqueue(handle: Int, size: Int, kind: Kind, at nowUs: Int64) -> Bool {
         advance(to: nowUs)
         guard !rings[kind.rawValue].isFull else { return false }
         rings[kind.rawValue].push(handle: handle, size: max(0, size), at: nowUs)
@@ -199,7 +159,7 @@ public struct Pacer: Sendable {
     /// The next packet to send now, or nil (budget exhausted or nothing queued): FIFO within a
     /// kind, kinds by priority; audio is never held back by the budget (libwebrtc sends audio
     /// immediately) but its size is charged.
-    public mutating func next(at nowUs: Int64) -> (handle: Int, kind: Kind)? {
+    mutating func next(at nowUs: Int64) -> (handle: Int, kind: Kind)? {
         advance(to: nowUs)
         let kind: Kind
         if rings[Kind.audio.rawValue].count > 0 {
@@ -217,7 +177,7 @@ public struct Pacer: Sendable {
 
     /// When `next` will have something again (for the sender thread's sleep), nil when empty;
     /// `nowUs` when something may go now.
-    public func nextSendTime(at nowUs: Int64) -> Int64? {
+    func nextSendTime(at nowUs: Int64) -> Int64? {
         if rings[Kind.audio.rawValue].count > 0 { return nowUs }
         guard firstPacedKind != nil else { return nil }
         let current = refilled(to: nowUs)
@@ -227,11 +187,11 @@ public struct Pacer: Sendable {
         return nowUs + (-current - allowance + rate - 1) / rate
     }
 
-    public var queuedPackets: Int { rings.reduce(0) { $0 + $1.count } }
-    public var queuedBytes: Int { rings.reduce(0) { $0 + $1.bytes } }
+    var queuedPackets: Int { rings.reduce(0) { $0 + $1.count } }
+    var queuedBytes: Int { rings.reduce(0) { $0 + $1.bytes } }
 
     /// How long the oldest queued packet of any kind has waited at `nowUs`, nil when empty.
-    public func oldestQueueTimeUs(at nowUs: Int64) -> Int64? {
+    func oldestQueueTimeUs(at nowUs: Int64) -> Int64? {
         let oldest = rings.reduce(nil) { Self.earlier($0, $1.oldestUs) }
         return oldest.map { nowUs - $0 }
     }
@@ -298,14 +258,56 @@ public struct Pacer: Sendable {
 extension Pacer {
     /// Charges a packet sent outside the queue (audio, sent at once) against the budget, so
     /// paced video yields the room it took.
-    public mutating func charge(size: Int, at nowUs: Int64) {
+    mutating func charge(size: Int, at nowUs: Int64) {
         advance(to: nowUs)
         budget -= Int64(max(0, size)) * 8 * Self.microsecondsPerSecond
     }
 
     /// Packets of `kind` waiting now.
-    public func queued(_ kind: Kind) -> Int { rings[kind.rawValue].count }
+    func queued(_ kind: Kind) -> Int { rings[kind.rawValue].count }
 
     /// Bytes of `kind` waiting now.
-    public func queuedBytes(_ kind: Kind) -> Int { rings[kind.rawValue].bytes }
+    func queuedBytes(_ kind: Kind) -> Int { rings[kind.rawValue].bytes }
+}
+
+extension CongestionConfiguration {
+    /// The pacer's rate, budget, bursts and queues (`Pacer`, after libwebrtc's `PacingController`).
+    public struct Pacing: Sendable, Hashable {
+        /// Pacing rate over target rate (libwebrtc kDefaultPaceMultiplier = 2.5).
+        public var pacingFactor: Double
+        /// The most budget banked while packets wait, µs of the pacing rate (libwebrtc
+        /// kDefaultMinPacketLimit = 5 ms, the time between packet bursts).
+        public var burstIntervalUs: Int64
+        /// How much debt packets may still leave under, µs of the pacing rate (libwebrtc
+        /// `send_burst_interval`: 40 ms in Chromium); 0 holds every packet until the debt is paid.
+        public var burstAllowanceUs: Int64
+        /// The burst allowance at most, bytes (libwebrtc kMaxBurstSize = 63 KB).
+        public var maximumBurstBytes: Int
+        /// The longest a queued retransmission or video packet should wait before the rate rises
+        /// to drain it, µs (libwebrtc kMaxExpectedQueueLength = 2 s).
+        public var maximumQueueTimeUs: Int64
+        /// Queued packets per kind; each ring is allocated once at init.
+        public var capacity: Int
+        /// The least pacing rate, bits per second, so a zero or tiny target still drains (this
+        /// project's choice: well below 2.5 × the 150 kbit/s AIMD minimum).
+        public var minimumRate: Int
+
+        public init(
+            pacingFactor: Double = 2.5,
+            burstIntervalUs: Int64 = 5_000,
+            burstAllowanceUs: Int64 = 0,
+            maximumBurstBytes: Int = 63_000,
+            maximumQueueTimeUs: Int64 = 2_000_000,
+            capacity: Int = 4096,
+            minimumRate: Int = 50_000
+        ) {
+            self.pacingFactor = pacingFactor
+            self.burstIntervalUs = burstIntervalUs
+            self.burstAllowanceUs = burstAllowanceUs
+            self.maximumBurstBytes = maximumBurstBytes
+            self.maximumQueueTimeUs = maximumQueueTimeUs
+            self.capacity = capacity
+            self.minimumRate = minimumRate
+        }
+    }
 }

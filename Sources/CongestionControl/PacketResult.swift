@@ -8,18 +8,18 @@
 /// receiver's monotonic clocks in microseconds: the two clocks are never compared with each
 /// other, only differences within each (draft-ietf-rmcat-gcc-02 §5.1), so their offsets do not
 /// matter.
-public struct PacketResult: Sendable, Hashable {
+struct PacketResult: Sendable, Hashable {
     /// The transport-wide sequence number, unwrapped to 64 bits by the caller so that order
     /// survives the 16-bit wrap.
-    public var sequenceNumber: UInt64
+    var sequenceNumber: UInt64
     /// When the packet left the sender (its pacer), sender's clock, µs.
-    public var sendTimeUs: Int64
+    var sendTimeUs: Int64
     /// When the receiver got it, receiver's clock, µs; nil when the feedback reports it lost.
-    public var arrivalTimeUs: Int64?
+    var arrivalTimeUs: Int64?
     /// Bytes on the wire as the estimator counts them (the RTP packet with its headers).
-    public var size: Int
+    var size: Int
 
-    public init(sequenceNumber: UInt64, sendTimeUs: Int64, arrivalTimeUs: Int64?, size: Int) {
+    init(sequenceNumber: UInt64, sendTimeUs: Int64, arrivalTimeUs: Int64?, size: Int) {
         self.sequenceNumber = sequenceNumber
         self.sendTimeUs = sendTimeUs
         self.arrivalTimeUs = arrivalTimeUs
@@ -27,5 +27,5 @@ public struct PacketResult: Sendable, Hashable {
     }
 
     /// Whether the receiver reported it received.
-    public var isReceived: Bool { arrivalTimeUs != nil }
+    var isReceived: Bool { arrivalTimeUs != nil }
 }

@@ -12,13 +12,13 @@
 /// 1 s, and the receive rate is not above twice the send rate (a measurement artefact).
 ///
 /// A few clusters at a time in a fixed array (a new one replaces the oldest): no allocation.
-public struct ProbeBitrateEstimator: Sendable {
+struct ProbeBitrateEstimator: Sendable {
     /// What the sender planned for a cluster: its id and the least it must deliver to count.
-    public struct Cluster: Sendable, Hashable {
-        public var id: Int
-        public var minimumPackets: Int
-        public var minimumBytes: Int
-        public init(id: Int, minimumPackets: Int, minimumBytes: Int) {
+    struct Cluster: Sendable, Hashable {
+        var id: Int
+        var minimumPackets: Int
+        var minimumBytes: Int
+        init(id: Int, minimumPackets: Int, minimumBytes: Int) {
             self.id = id
             self.minimumPackets = minimumPackets
             self.minimumBytes = minimumBytes
@@ -41,23 +41,23 @@ public struct ProbeBitrateEstimator: Sendable {
     static let minimumReceivedRatio = 0.8
     static let maximumValidRatio = 2.0
     static let unsaturatedRatio = 0.9
-    public static let targetUtilization = 0.95
+    static let targetUtilization = 0.95
     static let maximumIntervalUs: Int64 = 1_000_000
 
     private var aggregates = [Aggregate](repeating: Aggregate(), count: 4)
     private var oldest = 0
 
-    public init() {}
+    init() {}
 
     /// Starts collecting for `cluster` (the sender calls this when it starts sending it).
-    public mutating func begin(_ cluster: Cluster) {
+    mutating func begin(_ cluster: Cluster) {
         aggregates[oldest] = Aggregate(cluster: cluster)
         oldest = (oldest + 1) % aggregates.count
     }
 
     /// Adds one received packet of cluster `id`; returns the cluster's rate (bits per second)
     /// the first time it has enough to say, else nil.
-    public mutating func add(_ result: PacketResult, cluster id: Int) -> Int? {
+    mutating func add(_ result: PacketResult, cluster id: Int) -> Int? {
         guard let arrival = result.arrivalTimeUs,
             let index = aggregates.firstIndex(where: { $0.cluster.id == id && id >= 0 })
         else { return nil }

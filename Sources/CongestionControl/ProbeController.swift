@@ -1,27 +1,27 @@
 /// When to probe for more capacity, and at what rate (this project's policy, after libwebrtc's
 /// `ProbeController`): the delay-based estimate only grows 8 %/s far from a known capacity, so
-/// after a capacity drop it would take over 10 s to find 3 Mbit/s again from 1 (measured in
-/// `SimulationTests`). A probe finds out within a round trip.
+/// after a capacity drop it would take over 10 s to find 3 Mbit/s again from 1 (`SimulationTests`).
+/// A probe finds out within a round trip.
 ///
 /// - The first probe goes once transport feedback gave an acknowledged rate (the sender asks
-///   only then: `DestinationCongestion.mayProbe`), at twice the estimate (libwebrtc probes 3× and
-///   6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
+///   only then: `SendSideBandwidthEstimator.mayProbe`), at twice the estimate (libwebrtc probes
+///   3× and 6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
 /// - A probe whose result reached 80 % of its rate found room: the next one goes at once, at
 ///   twice the result (libwebrtc's further probing, kRepeatedProbeMinPercentage 70 %).
 /// - Otherwise probing waits `intervalUs` (2 s), and after a decrease `afterDecreaseUs` (1 s;
-///   libwebrtc probes an application-limited link every 5 s). At 3 s for both, the decreases of
-///   the sawtooth near a known capacity kept pushing the next probe out: a 1 → 3 Mbit/s step was
-///   found 2.5–16.5 s late; now 1.5–4.5 s (Docs/congestion.md). A probe costs a few tens of
-///   milliseconds of queue on a full link.
+///   libwebrtc probes an application-limited link every 5 s), so that the decreases of the
+///   sawtooth near a known capacity do not keep pushing the next probe out. A probe costs a few
+///   tens of milliseconds of queue on a full link.
+///   Decision D26 (Docs/congestion.md): probes 2 s apart, 1 s after a decrease.
 /// - No probe while the estimate is within 5 % of the ceiling, nor while one is in flight
 ///   (its result, or 1 s, ends it).
-public struct ProbeController: Sendable {
-    public var intervalUs: Int64
+struct ProbeController: Sendable {
+    var intervalUs: Int64
     /// How long a decrease holds probing off, µs.
-    public var afterDecreaseUs: Int64
+    var afterDecreaseUs: Int64
     /// The highest rate worth probing for (the encoder's ceiling), bits per second.
-    public var maximum: Int
-    public private(set) var nextProbeUs: Int64 = 0
+    var maximum: Int
+    private(set) var nextProbeUs: Int64 = 0
     private var inFlight: (id: Int, rate: Int, sentUs: Int64)?
     private var nextID = 1
 
@@ -29,7 +29,7 @@ public struct ProbeController: Sendable {
     static let flightTimeoutUs: Int64 = 1_000_000
     static let headroom = 0.95
 
-    public init(maximum: Int, intervalUs: Int64 = 2_000_000, afterDecreaseUs: Int64 = 1_000_000) {
+    init(maximum: Int, intervalUs: Int64 = 2_000_000, afterDecreaseUs: Int64 = 1_000_000) {
         self.maximum = maximum
         self.intervalUs = intervalUs
         self.afterDecreaseUs = afterDecreaseUs
@@ -38,9 +38,10 @@ public struct ProbeController: Sendable {
     /// A probe to send now, (cluster id, rate in bits per second), or nil. It goes at twice
     /// `base` when that is higher than the estimate (the sender passes the link's capacity
     /// estimate), else twice the estimate; whether the ceiling is near is the estimate's
-    /// question alone: a capacity estimate at the ceiling once stopped every probe of a 20 s
-    /// phase while the estimate sat at half the link.
-    public mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
+    /// question alone, so a capacity estimate near the ceiling cannot stop probing while the
+    /// estimate is far below it.
+    /// Decision D25 (Docs/congestion.md): twice the larger of estimate and capacity.
+    mutating func probe(at nowUs: Int64, estimate: Int, base: Int = 0) -> (id: Int, rate: Int)? {
         if let flight = inFlight {
             guard nowUs - flight.sentUs >= Self.flightTimeoutUs else { return nil }
             inFlight = nil
@@ -59,13 +60,13 @@ public struct ProbeController: Sendable {
 
     /// Whether cluster `id`, the one in flight, came back at 80 % of its rate or more: the link
     /// was not full at that rate.
-    public func foundRoom(_ rate: Int, cluster id: Int) -> Bool {
+    func foundRoom(_ rate: Int, cluster id: Int) -> Bool {
         guard let flight = inFlight, flight.id == id else { return false }
         return Double(rate) >= Self.successRatio * Double(flight.rate)
     }
 
     /// Cluster `id` measured `rate`: probe again at once if it found room.
-    public mutating func record(result rate: Int, cluster id: Int, at nowUs: Int64) {
+    mutating func record(result rate: Int, cluster id: Int, at nowUs: Int64) {
         guard inFlight?.id == id else { return }
         let room = foundRoom(rate, cluster: id)
         inFlight = nil
@@ -73,7 +74,7 @@ public struct ProbeController: Sendable {
     }
 
     /// The estimate went down (over-use or loss): no probe for an interval.
-    public mutating func recordDecrease(at nowUs: Int64) {
+    mutating func recordDecrease(at nowUs: Int64) {
         nextProbeUs = max(nextProbeUs, nowUs + afterDecreaseUs)
     }
 }

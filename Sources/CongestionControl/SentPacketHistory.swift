@@ -8,23 +8,23 @@
 /// nothing). A fixed ring of
 /// `capacity` entries, allocated at init: recording costs no allocation, and a number older
 /// than the ring (or never recorded) simply has no result.
-public struct SentPacketHistory: Sendable {
+struct SentPacketHistory: Sendable {
     /// One sent packet. `cluster` is the probe cluster's id, or -1.
-    public struct Entry: Sendable, Hashable {
-        public var sequenceNumber: Int64
-        public var sendTimeUs: Int64
-        public var size: Int
-        public var cluster: Int
+    struct Entry: Sendable, Hashable {
+        var sequenceNumber: Int64
+        var sendTimeUs: Int64
+        var size: Int
+        var cluster: Int
     }
 
-    public let capacity: Int
+    let capacity: Int
     private var entries: [Entry]
     /// The newest unwrapped number recorded, nil before the first.
-    public private(set) var newest: Int64?
+    private(set) var newest: Int64?
 
     /// `capacity` packets remembered (libwebrtc keeps 60 s of them; 8192 is over 5 s at
     /// 10 Mbit/s of full packets, far beyond any feedback delay a live stream survives).
-    public init(capacity: Int = 8192) throws(CongestionControlError) {
+    init(capacity: Int = 8192) throws(CongestionControlError) {
         guard capacity > 0 else { throw CongestionControlError.invalid("sent-packet history needs capacity > 0") }
         self.capacity = capacity
         // Int64.min marks an empty slot: no unwrapped number can be that far below the first.
@@ -36,14 +36,14 @@ public struct SentPacketHistory: Sendable {
 
     /// The 16-bit `sequenceNumber` on the timeline of the newest one (nearest in modular
     /// distance); the first number ever seen unwraps to itself.
-    public func unwrap(_ sequenceNumber: UInt16) -> Int64 {
+    func unwrap(_ sequenceNumber: UInt16) -> Int64 {
         guard let newest else { return Int64(sequenceNumber) }
         let delta = Int64(Int16(bitPattern: sequenceNumber &- UInt16(truncatingIfNeeded: newest)))
         return newest + delta
     }
 
     /// Remembers a packet sent with transport-wide number `sequenceNumber`.
-    public mutating func record(sequenceNumber: UInt16, sendTimeUs: Int64, size: Int, cluster: Int = -1) {
+    mutating func record(sequenceNumber: UInt16, sendTimeUs: Int64, size: Int, cluster: Int = -1) {
         let unwrapped = unwrap(sequenceNumber)
         if newest.map({ unwrapped > $0 }) ?? true { newest = unwrapped }
         entries[slot(unwrapped)] = Entry(
@@ -55,7 +55,7 @@ public struct SentPacketHistory: Sendable {
     }
 
     /// The packet sent as `sequenceNumber`, nil when it was never recorded or has left the ring.
-    public func entry(_ sequenceNumber: UInt16) -> Entry? {
+    func entry(_ sequenceNumber: UInt16) -> Entry? {
         let unwrapped = unwrap(sequenceNumber)
         guard unwrapped != .min else { return nil }
         let entry = entries[slot(unwrapped)]
@@ -63,7 +63,7 @@ public struct SentPacketHistory: Sendable {
     }
 
     /// The result a feedback reports for `sequenceNumber` (`arrivalTimeUs` nil: not received).
-    public func result(_ sequenceNumber: UInt16, arrivalTimeUs: Int64?) -> (result: PacketResult, cluster: Int)? {
+    func result(_ sequenceNumber: UInt16, arrivalTimeUs: Int64?) -> (result: PacketResult, cluster: Int)? {
         guard let entry = entry(sequenceNumber), entry.sequenceNumber >= 0 else { return nil }
         return (
             PacketResult(

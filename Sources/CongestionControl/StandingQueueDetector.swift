@@ -4,8 +4,8 @@
 /// The over-use detector reacts to a *growing* queue. After a capacity drop it fires once the
 /// bottleneck queue is already deep, the decrease goes to β = 0.85 of the acknowledged rate,
 /// and a full queue then drains at 15 % of the capacity: 750 ms of queue takes 5 s, and with
-/// audio and retransmissions on top it may not drain at all (measured: 9.5 s through a 1 Mbit/s
-/// tbf). A constant queue has no gradient, so nothing else notices.
+/// audio and retransmissions on top it may not drain at all. A constant queue has no gradient,
+/// so nothing else notices.
 ///
 /// This tracks the one-way delay offset (arrival − send, two unrelated clocks, so only its
 /// changes mean anything) and its minimum over the last `windowUs`: the offset above that
@@ -13,26 +13,25 @@
 /// rate × (1 − delay / `drainSpanUs`), at least half of it: a queue of d seconds drains in
 /// about half a second, without compounding (the link's rate stays the same while the queue
 /// keeps it busy, so repeated decisions ask the same). Half a second, not one: the delay a
-/// feedback message shows is already a round trip old, and while the queue still grows behind
-/// it, 1 − d / 1 s asked for 80–90 % of the link and a 750 ms bottleneck queue overflowed (drops,
-/// then a freeze while the resends crossed it) in 2 of 5 runs; at 500 ms in 1 of 5 (2 packets,
-/// no freeze).
+/// feedback message shows is already a round trip old, and the queue still grows behind it.
+/// Decision D8 (Docs/congestion.md): a standing queue over 100 ms is drained within 0.5 s.
 ///
 /// Well before that limit, a queue over `backoffLimitUs` (25 ms) calls for one gentle decrease
 /// (`takeBackoff`): the early back-off that keeps GCC's sawtooth near capacity short.
-public struct StandingQueueDetector: Sendable, Hashable {
-    public var limitUs: Int64
-    public var windowUs: Int64
+/// Decision D12 (Docs/congestion.md): the early back-off at 25 ms.
+struct StandingQueueDetector: Sendable, Hashable {
+    var limitUs: Int64
+    var windowUs: Int64
     /// The delay at which the drain rate reaches its floor of half the link's rate, µs.
-    public var drainSpanUs: Int64
+    var drainSpanUs: Int64
     /// Per-bucket minima of the offset; the window is `buckets.count` buckets.
     private var buckets: [Int64]
     private var bucketStartUs: Int64?
     private var current = 0
     /// The latest queueing delay seen, µs.
-    public private(set) var delayUs: Int64 = 0
+    private(set) var delayUs: Int64 = 0
     /// A queue above this, µs, calls for one decrease (`takeBackoff`); 0 never does.
-    public var backoffLimitUs: Int64
+    var backoffLimitUs: Int64
     /// Whether the next crossing of `backoffLimitUs` calls for a decrease: once per queue, armed
     /// again when the queue is under half the limit.
     private var backoffArmed = true
@@ -40,12 +39,10 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// `backoffMessages` of them.
     private var messagesOverBackoffLimit = 0
     /// A large picture's own queue empties within a message or so; a standing one does not.
-    /// Measured at 720p and 1 Mbit/s, where the 1 s flash of the test screen makes pictures of
-    /// twice the mean size: one message over the limit took a back-off for those, and
-    /// utilisation fell to 82 %.
-    public static let backoffMessages = 2
+    /// Decision D12 (Docs/congestion.md): two messages in a row, so a large picture is no queue.
+    static let backoffMessages = 2
 
-    public init(
+    init(
         limitUs: Int64 = 100_000,
         windowUs: Int64 = 30_000_000,
         buckets: Int = 10,
@@ -60,7 +57,7 @@ public struct StandingQueueDetector: Sendable, Hashable {
     }
 
     /// Takes the least offset of one feedback message's received packets, at `nowUs`.
-    public mutating func update(minimumOffsetUs offset: Int64, at nowUs: Int64) {
+    mutating func update(minimumOffsetUs offset: Int64, at nowUs: Int64) {
         let bucketUs = max(1, windowUs / Int64(buckets.count))
         if var start = bucketStartUs, nowUs - start <= windowUs + bucketUs {
             while nowUs - start >= bucketUs {
@@ -83,12 +80,13 @@ public struct StandingQueueDetector: Sendable, Hashable {
 
     /// Whether the queue has just crossed `backoffLimitUs`: true once per queue. GCC's detector
     /// sees a queue once its growth has lifted the modified trend (slope × up to 60 deltas × 4)
-    /// over an adaptive threshold of 6 ms or more: near capacity the estimate grows additively, so that is 7–15 % above
-    /// the link and 80–130 ms of queue at 1 Mbit/s (measured), 1.5 s after the rate crossed the
-    /// link. The least delay of two feedback messages in a row over 25 ms says the queue never
-    /// emptied between the pictures they cover: the rate is over the link now. Once per queue:
-    /// the delay stays up while the queue drains, and a decrease per message would compound.
-    public mutating func takeBackoff() -> Bool {
+    /// over an adaptive threshold of 6 ms or more: near capacity, where the estimate grows
+    /// additively, that is well past the link and a deep queue. The least delay of two feedback
+    /// messages in a row over 25 ms says the queue never emptied between the pictures they
+    /// cover: the rate is over the link now. Once per queue: the delay stays up while the queue
+    /// drains, and a decrease per message would compound.
+    /// Decision D12 (Docs/congestion.md): one early back-off per standing queue.
+    mutating func takeBackoff() -> Bool {
         guard backoffLimitUs > 0, backoffArmed, messagesOverBackoffLimit >= Self.backoffMessages else { return false }
         backoffArmed = false
         return true
@@ -97,30 +95,30 @@ public struct StandingQueueDetector: Sendable, Hashable {
     /// β of the early back-off for the queue standing now: `gentlest` (0.95) for a queue just
     /// over the limit, lower for a deeper one, so the back-off also drains what stood by the
     /// time it was seen within about `drainSpanUs` (1 − delay / span), down to GCC's β of 0.85
-    /// (a 75 ms queue). At 0.95 alone a 100 ms queue on a 3 Mbit/s link took 1.5–2 s to drain
-    /// (the bottleneck's 50 ms samples; Docs/congestion.md).
-    public func backoffFactor(gentlest: Double) -> Double {
+    /// (a 75 ms queue).
+    /// Decision D12 (Docs/congestion.md): β follows the queue's depth, 0.95 down to 0.85.
+    func backoffFactor(gentlest: Double) -> Double {
         min(gentlest, max(Self.deepestBackoffFactor, 1 - Double(delayUs) / Double(drainSpanUs)))
     }
 
     /// The lowest β the early back-off takes: draft-ietf-rmcat-gcc-02 §5.5's recommended 0.85.
-    public static let deepestBackoffFactor = 0.85
+    static let deepestBackoffFactor = 0.85
 
     /// Whether the queueing delay is above `backoffLimitUs`: the link is full and a queue stands.
-    public var isOverBackoffLimit: Bool { backoffLimitUs > 0 && delayUs > backoffLimitUs }
+    var isOverBackoffLimit: Bool { backoffLimitUs > 0 && delayUs > backoffLimitUs }
 
     /// Whether the queueing delay is above `limitUs`: a queue to drain.
-    public var isOverLimit: Bool { delayUs > limitUs }
+    var isOverLimit: Bool { delayUs > limitUs }
 
     /// The rate that drains the queue within about half a second, when it is above the limit;
     /// `linkRate` is what the link carries (the lower of R_hat and the latest arrival rate).
-    public func drainRate(linkRate: Int) -> Int? {
+    func drainRate(linkRate: Int) -> Int? {
         guard isOverLimit else { return nil }
         let factor = max(0.5, 1 - Double(delayUs) / Double(drainSpanUs))
         return Int(Double(linkRate) * factor)
     }
 
-    public mutating func reset() {
+    mutating func reset() {
         for index in buckets.indices { buckets[index] = .max }
         bucketStartUs = nil
         delayUs = 0

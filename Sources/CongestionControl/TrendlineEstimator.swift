@@ -13,22 +13,22 @@
 /// deltas make a noisy slope, from reading as over-use.
 ///
 /// The window is a ring buffer allocated once: no allocation per group.
-public struct TrendlineEstimator: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
+struct TrendlineEstimator: Sendable, Hashable {
+    struct Configuration: Sendable, Hashable {
         /// Groups the line is fitted through (libwebrtc kDefaultTrendlineWindowSize = 20).
-        public var windowSize: Int
+        var windowSize: Int
         /// Weight of the previous smoothed delay (libwebrtc kDefaultTrendlineSmoothingCoeff).
-        public var smoothing: Double
+        var smoothing: Double
         /// Scale from slope to the detector's threshold units (libwebrtc
         /// kDefaultTrendlineThresholdGain = 4).
-        public var thresholdGain: Double
+        var thresholdGain: Double
         /// The delta count at which the modified trend reaches full weight (libwebrtc
         /// kMinNumDeltas = 60).
-        public var fullWeightDeltaCount: Int
+        var fullWeightDeltaCount: Int
         /// The delta count stops here (libwebrtc kDeltaCounterMax = 1000).
-        public var maximumDeltaCount: Int
+        var maximumDeltaCount: Int
 
-        public init(
+        init(
             windowSize: Int = 20,
             smoothing: Double = 0.9,
             thresholdGain: Double = 4,
@@ -56,18 +56,18 @@ public struct TrendlineEstimator: Sendable, Hashable {
         }
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     /// The fitted slope (ms of delay per ms of arrival time); 0 until the window first fills,
     /// then the last slope that could be fitted.
-    public private(set) var slope: Double = 0
+    private(set) var slope: Double = 0
     /// slope × min(deltaCount, 60) × gain: what the over-use detector compares with its threshold.
-    public private(set) var modifiedTrend: Double = 0
+    private(set) var modifiedTrend: Double = 0
     /// Deltas seen since the start or the last reset (at most `maximumDeltaCount`).
-    public private(set) var deltaCount = 0
+    private(set) var deltaCount = 0
     /// Σ d(i), ms.
-    public private(set) var accumulatedDelay: Double = 0
+    private(set) var accumulatedDelay: Double = 0
     /// The exponentially smoothed accumulated delay, ms.
-    public private(set) var smoothedDelay: Double = 0
+    private(set) var smoothedDelay: Double = 0
 
     private var firstArrivalUs: Int64?
     private var times: [Double]
@@ -75,7 +75,7 @@ public struct TrendlineEstimator: Sendable, Hashable {
     private var head = 0
     private var count = 0
 
-    public init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
         try configuration.validate()
         self.configuration = configuration
         self.times = Array(repeating: 0, count: configuration.windowSize)
@@ -86,7 +86,7 @@ public struct TrendlineEstimator: Sendable, Hashable {
     /// clock). Returns the modified trend, or nil while fewer than 2 deltas were seen, when
     /// libwebrtc's detector gives no verdict but "normal".
     @discardableResult
-    public mutating func update(sendDeltaUs: Int64, arrivalDeltaUs: Int64, arrivalTimeUs: Int64) -> Double? {
+    mutating func update(sendDeltaUs: Int64, arrivalDeltaUs: Int64, arrivalTimeUs: Int64) -> Double? {
         let delta = Double(arrivalDeltaUs - sendDeltaUs) / 1000
         deltaCount = min(deltaCount + 1, configuration.maximumDeltaCount)
         let first = firstArrivalUs ?? arrivalTimeUs
@@ -113,7 +113,7 @@ public struct TrendlineEstimator: Sendable, Hashable {
     }
 
     /// Forgets the window and the accumulated delay, as after a stream timeout.
-    public mutating func reset() {
+    mutating func reset() {
         slope = 0
         modifiedTrend = 0
         deltaCount = 0

@@ -11,8 +11,11 @@
 /// `RTCPTransportFeedback` reports packets by this number. On the send path a stream's header
 /// extension template (`RTPStreamState.headerExtension`) carries the element, built with
 /// `element(id:sequenceNumber:)`, and each packet gets its number with `stamp`, in place,
-/// after the payloader wrote it. Reading and stamping walk the elements in the caller's bytes
-/// and allocate nothing. The two-byte form (RFC 8285 §4.3) is read and stamped as well.
+/// after the payloader wrote it; a packet cut once and copied per receiver gets each receiver's
+/// ID and number in its copy (`stamp(_:id:as:inPacket:)`), or the element blanked to padding
+/// for a receiver that did not agree on it (`blank(id:inPacket:)`). Reading and stamping walk
+/// the elements in the caller's bytes and allocate nothing. The two-byte form (RFC 8285 §4.3)
+/// is read and stamped as well.
 public enum RTPTransportSequenceNumber {
     /// §2.3: the `a=extmap` URI.
     public static let uri = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
@@ -81,19 +84,61 @@ public enum RTPTransportSequenceNumber {
         id: UInt8,
         inPacket packet: UnsafeMutableRawBufferPointer
     ) throws(RTPError) {
-        guard let offset = try valueOffset(id: id, inPacket: UnsafeRawBufferPointer(packet)) else {
+        guard try stamp(sequenceNumber, id: id, as: id, inPacket: packet) else {
             throw RTPError(
                 .invalidExtension,
                 "RTP packet of \(packet.count) bytes has no transport-wide sequence number element with ID \(id)"
             )
         }
-        packet[offset] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
-        packet[offset + 1] = UInt8(truncatingIfNeeded: sequenceNumber)
+    }
+
+    /// Gives element `id` of a serialized RTP packet (before SRTP protects it) to one receiver:
+    /// `sequenceNumber` under `receiverID`, the ID that receiver agreed on for the extension. A
+    /// packet cut once from a template and copied per receiver gets each receiver's own ID and
+    /// number this way. False, allocating nothing, when the packet carries no element `id`.
+    @discardableResult
+    public static func stamp(
+        _ sequenceNumber: UInt16,
+        id: UInt8,
+        as receiverID: UInt8,
+        inPacket packet: UnsafeMutableRawBufferPointer
+    ) throws(RTPError) -> Bool {
+        guard let element = try element(id: id, inPacket: UnsafeRawBufferPointer(packet)) else { return false }
+        if element.value - element.header == 1 {
+            try write(sequenceNumber, id: receiverID, into: packet, at: element.header)
+            return true
+        }
+        guard receiverID != 0 else {
+            throw RTPError(.invalidExtension, "transport-wide sequence number element ID 0 is padding (RFC 8285 §4.3)")
+        }
+        packet[element.header] = receiverID
+        packet[element.value] = UInt8(truncatingIfNeeded: sequenceNumber >> 8)
+        packet[element.value + 1] = UInt8(truncatingIfNeeded: sequenceNumber)
+        return true
+    }
+
+    /// Turns element `id` of a serialized RTP packet into padding (RFC 8285 §4.2, §4.3: zero
+    /// bytes), for a receiver that did not agree on the extension: it never sees an ID it did
+    /// not negotiate. False, allocating nothing, when the packet carries no element `id`.
+    @discardableResult
+    public static func blank(id: UInt8, inPacket packet: UnsafeMutableRawBufferPointer) throws(RTPError) -> Bool {
+        guard let element = try element(id: id, inPacket: UnsafeRawBufferPointer(packet)) else { return false }
+        for index in element.header..<element.value + valueLength { packet[index] = 0 }
+        return true
     }
 
     /// Where the 2-byte value of element `id` sits in a serialized RTP packet; nil when absent.
     /// For a stream whose extension never changes this is the same for every packet.
     public static func valueOffset(id: UInt8, inPacket packet: UnsafeRawBufferPointer) throws(RTPError) -> Int? {
+        try element(id: id, inPacket: packet)?.value
+    }
+
+    /// Where element `id` of a serialized RTP packet starts (its ID byte) and where its value
+    /// does; nil when absent.
+    static func element(
+        id: UInt8,
+        inPacket packet: UnsafeRawBufferPointer
+    ) throws(RTPError) -> (header: Int, value: Int)? {
         let layout = try RTPHeaderLayout(packet, context: "RTP packet")
         guard packet[0] & 0x10 != 0 else { return nil }
         let start = RTPHeader.fixedLength + 4 * Int(packet[0] & 0x0F)
@@ -101,22 +146,22 @@ public enum RTPTransportSequenceNumber {
         return try locate(id: id, profile: profile, in: packet, body: start + 4..<layout.headerLength)
     }
 
-    /// Walks the RFC 8285 elements in `bytes[body]` for element `id`; returns the offset of its
-    /// value, nil when absent or when `profile` does not announce elements.
+    /// Walks the RFC 8285 elements in `bytes[body]` for element `id`; returns the offsets of its
+    /// ID byte and its value, nil when absent or when `profile` does not announce elements.
     static func locate(
         id: UInt8,
         profile: UInt16,
         in bytes: UnsafeRawBufferPointer,
         body: Range<Int>
-    ) throws(RTPError) -> Int? {
-        var found: Int?
+    ) throws(RTPError) -> (header: Int, value: Int)? {
+        var found: (header: Int, value: Int)?
         try RTPHeaderExtension.walkElements(profile: profile, in: bytes, body: body) {
             (elementID, header, value) throws(RTPError) -> Bool in
             guard elementID == id else { return true }
             guard value.count == valueLength else {
                 throw wrongLength(id: id, length: value.count, offset: header)
             }
-            found = value.lowerBound
+            found = (header, value.lowerBound)
             return false
         }
         return found
@@ -143,7 +188,7 @@ extension RTPHeaderExtension {
                         profile: profile,
                         in: raw,
                         body: 0..<raw.count
-                    )
+                    )?.value
                 else { return .success(nil) }
                 return .success(UInt16(raw[offset]) << 8 | UInt16(raw[offset + 1]))
             } catch {

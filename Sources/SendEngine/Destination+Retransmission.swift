@@ -61,28 +61,14 @@ extension Destination {
         var result = feedback.statistics
         result.nack = feedback.limiter.statistics
         result.bitrateEstimate = allowedBitrate
-        var congestionStatistics = congestion.statistics
-        if let pacer = congestion.pacer {
-            let nowUs = Int64(MonotonicClock.now() / 1000)
-            congestionStatistics.pacingBitrate = pacer.pacingRate
-            congestionStatistics.pacerQueuePackets = pacer.queuedPackets
-            congestionStatistics.pacerQueueMilliseconds = Double(pacer.oldestQueueTimeUs(at: nowUs) ?? 0) / 1000
-        }
-        result.congestion = congestionStatistics
+        result.congestion = congestion.statistics(at: MonotonicClock.now())
         return result
     }
 
-    /// What this receiver allows, bits per second: the loss-based estimate under its REMB, and
-    /// under the delay-based estimate once transport feedback arrives (libwebrtc caps the
-    /// loss-based estimate by the delay-based one the same way).
-    var bitrateTarget: Int {
-        guard congestion.hasEstimate else { return feedback.bitrate.target }
-        return min(feedback.bitrate.target, congestion.delayBased.bitrate)
-    }
+    /// What this receiver allows, bits per second (`SendSideBandwidthEstimator.targetBitrate`).
+    var bitrateTarget: Int { congestion.targetBitrate }
 
-    /// `bitrateTarget` once this receiver has said anything about the path (an RR or REMB about
-    /// our video, or transport feedback); nil before: it has no vote on the encoder's rate yet.
-    var allowedBitrate: Int? {
-        feedback.hasEstimate || congestion.hasEstimate ? bitrateTarget : nil
-    }
+    /// `bitrateTarget` once this receiver has said anything about the path; nil before: it has
+    /// no vote on the encoder's rate yet (`SendSideBandwidthEstimator.allowedBitrate`).
+    var allowedBitrate: Int? { congestion.allowedBitrate }
 }

@@ -1,3 +1,4 @@
+import CongestionControl
 import Media
 import RTP
 import SRTP
@@ -26,7 +27,7 @@ public final class Destination {
     var sockets: DestinationSockets
     let feedback: DestinationFeedback
     /// Transport-wide numbers, the delay-based estimate, probing and the pacer.
-    let congestion: DestinationCongestion
+    let congestion: SendSideBandwidthEstimator
     public internal(set) var statistics = Statistics()
 
     public struct Statistics: Sendable, Equatable {
@@ -54,7 +55,7 @@ public final class Destination {
         options: DestinationOptions,
         historyCapacity: Int,
         feedback: DestinationFeedback,
-        congestion: DestinationCongestion,
+        congestion: SendSideBandwidthEstimator,
         videoReport: SenderReportBuilder,
         audioReport: SenderReportBuilder,
         sockets: DestinationSockets? = nil
@@ -120,7 +121,7 @@ public final class Destination {
             statistics.protectFailures += 1
             return nil
         }
-        if let number { congestion.recordSent(number, size: protected, at: Int64(MonotonicClock.now() / 1000)) }
+        if let number { congestion.recordSent(number, size: protected, at: MonotonicClock.now()) }
         return protected
     }
 

@@ -2,14 +2,11 @@ import RTP
 import SRTP
 
 /// The receive side of one destination: the SRTCP session its feedback is verified with, the
-/// retransmission limiter, the loss-based rate estimate, and the counters.
+/// retransmission limiter, and the counters (the rate estimates are its congestion control's).
 final class DestinationFeedback {
     let inbound: SRTPSession
     var limiter: RetransmissionLimiter
-    var bitrate: LossBasedBitrateController
     var statistics = FeedbackStatistics()
-    /// True once an RR or REMB about our video arrived: only such receivers vote on the rate.
-    var hasEstimate = false
     /// A stable number for this destination, so FIR requesters of different destinations
     /// never share a key in the key-frame limiter.
     let number: UInt32
@@ -20,14 +17,12 @@ final class DestinationFeedback {
     init(
         keys: SRTPKeyMaterial,
         historyCapacity: Int,
-        bitrate: LossBasedBitrateController.Configuration,
         number: UInt32
     )
         throws
     {
         inbound = try SRTPSession(keys: keys, direction: .inbound)
         limiter = try RetransmissionLimiter(capacity: historyCapacity)
-        self.bitrate = try LossBasedBitrateController(configuration: bitrate)
         self.number = number
         var generator = SystemRandomNumberGenerator()
         rtxSequenceNumber = UInt16.random(in: 0..<RTPStreamState.initialSequenceNumberLimit, using: &generator)

@@ -1,9 +1,10 @@
+import CongestionControl
 import RTP
 
 /// Sender-wide settings for what receivers send back (Docs/feedback.md).
 public struct FeedbackConfiguration: Sendable, Hashable {
     /// Loss-based rate control per receiver (GCC §6): bounds, start, thresholds.
-    public var bitrate = LossBasedBitrateController.Configuration()
+    public var bitrate = CongestionConfiguration.LossBased()
     /// The combined target never goes below this, whatever the worst receiver reports
     /// (`ReceiverBitratePolicy`); nil: the controller's minimum.
     public var bitrateFloor: Int?

@@ -1,3 +1,4 @@
+import CongestionControl
 import ProcessSupport
 import RTP
 

@@ -60,7 +60,7 @@ extension MediaSender {
             targetBitrate = target
             actions.targetBitrate = target
         }
-        for destination in destinations where destination.congestion.pacer != nil {
+        for destination in destinations where destination.congestion.isPaced {
             applyPacingRate(to: destination)
             probeIfDue(destination, at: now)
         }
@@ -224,18 +224,10 @@ extension MediaSender {
             }
         case .transportFeedback(let transportFeedback):
             let roundTrip = feedback.statistics.video?.roundTripMilliseconds.map { Int64(max($0, 0) * 1000) }
-            if let probed = destination.congestion.receive(
-                transportFeedback,
-                roundTripUs: roundTrip,
-                at: Int64(now / 1000)
-            ) {
-                // The loss-based part would otherwise climb there at 8 %/s.
-                feedback.bitrate.raise(to: min(probed, destination.congestion.delayBased.bitrate))
-            }
+            destination.congestion.receive(transportFeedback, roundTripUs: roundTrip, at: now)
         case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(video.ssrc):
             feedback.statistics.receiverEstimatedMaximumBitrate = remb.bitrate
-            feedback.bitrate.reportReceiverEstimate(remb.bitrate)
-            feedback.hasEstimate = true
+            destination.congestion.reportReceiverEstimate(remb.bitrate)
         default:
             break
         }
@@ -253,8 +245,7 @@ extension MediaSender {
                     arrival: ntpClock.timestamp(atMonotonic: now)
                 )
                 feedback.statistics.video = summary
-                feedback.bitrate.reportLoss(summary.fractionLost, at: now)
-                feedback.hasEstimate = true
+                destination.congestion.reportLoss(summary.fractionLost, at: now)
             } else if block.ssrc == audio.ssrc {
                 feedback.statistics.audio = ReceiverReportSummary(
                     block,

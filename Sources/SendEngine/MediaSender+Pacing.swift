@@ -9,29 +9,23 @@ import RTP
 /// packets queued as padding while the pacer runs at the probe's rate.
 extension MediaSender {
     /// Queues a freshly cut video packet on every paced destination.
-    func enqueuePaced(_ buffer: RTPPacketBuffer, at nowUs: Int64) {
+    func enqueuePaced(_ buffer: RTPPacketBuffer, at now: UInt64) {
         let sequenceNumber = buffer.withUnsafeBytes { UInt16($0[2]) << 8 | UInt16($0[3]) }
-        for destination in destinations where destination.congestion.pacer != nil {
-            if destination.congestion.pacer?.enqueue(
-                handle: Int(sequenceNumber),
-                size: buffer.count,
-                kind: .video,
-                at: nowUs
-            ) == false {
-                destination.congestion.statistics.pacerDropped += 1
+        for destination in destinations where destination.congestion.isPaced {
+            if !destination.congestion.enqueue(handle: Int(sequenceNumber), size: buffer.count, kind: .video, at: now) {
+                destination.congestion.countPacerDrop()
             }
         }
     }
 
     /// Sends what every paced destination's budget allows at `now` (monotonic ns).
     public func sendPaced(now: UInt64) {
-        let nowUs = Int64(now / 1000)
-        for destination in destinations where destination.congestion.pacer != nil {
-            sendPaced(destination, at: nowUs)
+        for destination in destinations where destination.congestion.isPaced {
+            sendPaced(destination, at: now)
         }
     }
 
-    private func sendPaced(_ destination: Destination, at nowUs: Int64) {
+    private func sendPaced(_ destination: Destination, at now: UInt64) {
         let congestion = destination.congestion
         let headerLength = video.headerLength
         pacedBurst.removeAll()
@@ -47,12 +41,12 @@ extension MediaSender {
             packetsSent += pacedBurst.count
             pacedBurst.removeAll()
         }
-        while let (handle, kind) = congestion.pacer?.next(at: nowUs) {
+        while let (handle, kind) = congestion.nextPacket(at: now) {
             let sequenceNumber = UInt16(truncatingIfNeeded: handle)
             switch kind {
             case .video:
                 let stored = videoHistory.withPacket(sequenceNumber) { pacedBurst.append(bytes: $0) } ?? false
-                if !stored { congestion.statistics.pacerDropped += 1 }
+                if !stored { congestion.countPacerDrop() }
                 if pacedBurst.isFull { flush() }
             case .retransmission, .padding:
                 // Order on the wire follows the pacer's: what was gathered goes first.
@@ -69,41 +63,37 @@ extension MediaSender {
             }
         }
         flush()
-        if congestion.activeProbe != nil, congestion.pacer?.queued(.padding) == 0 {
-            congestion.endProbe(at: nowUs)
-            applyPacingRate(to: destination)
-        }
+        if congestion.endProbeIfSent(at: now) { applyPacingRate(to: destination) }
     }
 
     /// The earliest instant (monotonic ns) a paced destination may send again, nil when no
     /// pacer holds anything.
     public var nextPacedDeadline: UInt64? {
-        let nowUs = Int64(MonotonicClock.now() / 1000)
-        var earliest: Int64?
+        let now = MonotonicClock.now()
+        var earliest: UInt64?
         for destination in destinations {
-            guard let next = destination.congestion.pacer?.nextSendTime(at: nowUs) else { continue }
+            guard let next = destination.congestion.nextSendTime(at: now) else { continue }
             earliest = min(earliest ?? next, next)
         }
-        return earliest.map { UInt64(max(0, $0)) * 1000 }
+        return earliest
     }
 
     /// Whether any pacer holds packets (the media thread then wakes the sender thread).
     public var hasPacedBacklog: Bool {
-        destinations.contains { ($0.congestion.pacer?.queuedPackets ?? 0) > 0 }
+        destinations.contains { $0.congestion.hasQueuedPackets }
     }
 
     /// A NACKed packet of `size` bytes as resent: into the pacer ahead of video when paced,
     /// else out at once.
     func queueRetransmission(_ sequenceNumber: UInt16, size: Int, to destination: Destination, at now: UInt64) {
-        if destination.congestion.pacer != nil {
-            let queued =
-                destination.congestion.pacer?.enqueue(
-                    handle: Int(sequenceNumber),
-                    size: size,
-                    kind: .retransmission,
-                    at: Int64(now / 1000)
-                ) ?? false
-            if !queued { destination.congestion.statistics.pacerDropped += 1 }
+        if destination.congestion.isPaced {
+            let queued = destination.congestion.enqueue(
+                handle: Int(sequenceNumber),
+                size: size,
+                kind: .retransmission,
+                at: now
+            )
+            if !queued { destination.congestion.countPacerDrop() }
             return
         }
         _ = destination.retransmit(
@@ -113,72 +103,37 @@ extension MediaSender {
         )
     }
 
-    /// The pacer runs at the pacing factor × the larger of this destination's allowed rate and
-    /// the encoder's target (a receiver below the encoder's rate, an outlier the policy left
-    /// behind, must still drain what the encoder makes), or at the probe's rate while a probe is
-    /// sent (`probeIfDue`). While the path's queue stands or is being drained (a standing queue
-    /// found, `DelayBasedEstimator.drainCap`), and until the pacer's own backlog from then has
-    /// left (`DestinationCongestion.pacesAtAllowedRate`), it runs at the allowed rate itself: the
-    /// link is full, so what the pacer holds back would only wait in the bottleneck's queue
-    /// instead, where audio and retransmissions can no longer overtake it. Once no queue stands,
-    /// the backlog leaves on top of that within a second (`DestinationCongestion.pacingRate`).
-    /// The burst allowance
-    /// applies only while the path has room (`DestinationCongestion.allowsBursts`).
+    /// The pacer's rate for this destination and the encoder's target, at its allowed rate
+    /// itself while its path's queue stands if the encoder follows it
+    /// (`SendSideBandwidthEstimator.updatePacingRate`).
     func applyPacingRate(to destination: Destination) {
-        let congestion = destination.congestion
-        guard congestion.activeProbe == nil else { return }
-        congestion.pacer?.burstAllowed = congestion.allowsBursts
-        // An outlier's link cannot carry the encoder's rate at all: pacing it at its own rate
-        // would only grow its backlog to the queue-age limit.
-        if congestion.pacesAtAllowedRate, isFollowed(destination), let allowed = destination.allowedBitrate {
-            let rate = congestion.pacingRate(allowed: allowed)
-            congestion.pacer?.setPacingRate(rate)
-        } else {
-            congestion.pacer?.setTargetRate(max(destination.allowedBitrate ?? 0, targetBitrate))
-        }
+        destination.congestion.updatePacingRate(encoderTarget: targetBitrate, followed: isFollowed(destination))
     }
 
     /// Starts a probe for `destination` when its controller wants one: RTX copies of the newest
     /// video packets, queued as padding, sent at the probe's rate (Docs/congestion.md).
     func probeIfDue(_ destination: Destination, at now: UInt64) {
         let congestion = destination.congestion
-        guard configuration.congestion.probing, congestion.mayProbe, congestion.activeProbe == nil,
-            destination.options.retransmission == .rtx, congestion.pacer != nil,
-            let probe = congestion.probes.probe(
-                at: Int64(now / 1000),
-                estimate: destination.bitrateTarget,
-                base: congestion.probeBase(destination.bitrateTarget)
-            )
-        else { return }
+        guard destination.options.retransmission == .rtx, let probe = congestion.dueProbe(at: now) else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
         var queued = (packets: 0, bytes: 0)
         var sequenceNumber = video.nextSequenceNumber &- 1
-        let nowUs = Int64(now / 1000)
         while queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes {
             guard let size = videoHistory.withPacket(sequenceNumber, { $0.count }) else { break }
             // In place: a copy of the pacer would copy its rings.
-            guard congestion.pacer?.enqueue(handle: Int(sequenceNumber), size: size, kind: .padding, at: nowUs) == true
-            else { break }
+            guard congestion.enqueue(handle: Int(sequenceNumber), size: size, kind: .padding, at: now) else { break }
             queued.packets += 1
             queued.bytes += size
             sequenceNumber &-= 1
         }
         guard queued.packets > 0 else { return }
-        congestion.pacer?.setPacingRate(probe.rate)
-        congestion.beginProbe(id: probe.id, packets: queued.packets, bytes: queued.bytes)
+        congestion.beginProbe(id: probe.id, rate: probe.rate, packets: queued.packets, bytes: queued.bytes)
     }
 
-    /// What `destination` lets the encoder make, bits per second: the video share of its
-    /// allowed rate, less its pacer's backlog spread over `CongestionConfiguration.backlogPushbackUs`
-    /// while that pacer sends at the allowed rate (after a capacity drop; libwebrtc's congestion
-    /// window pushback lowers the encoder's target for the same reason): a link that is full
-    /// carries the backlog only in place of new pictures. At least a quarter of the share.
+    /// What `destination` lets the encoder make, bits per second, when it allows `allowed`
+    /// (`SendSideBandwidthEstimator.encoderVote`).
     func vote(of destination: Destination, allowed: Int) -> Int {
-        let share = configuration.congestion.videoTarget(forWireRate: allowed)
-        let window = configuration.congestion.backlogPushbackUs
-        guard destination.congestion.pacesAtAllowedRate, window > 0 else { return share }
-        let pushback = Int(Int64(destination.congestion.pacedBacklogBytes) * 8_000_000 / window)
-        return max(share - pushback, share / 4)
+        destination.congestion.encoderVote(allowed: allowed)
     }
 
     /// Whether the encoder follows this receiver: it has not reported yet, or its vote is not
@@ -190,19 +145,11 @@ extension MediaSender {
 
     /// Whether the next picture should not be encoded: the pacer of a receiver the encoder
     /// follows holds more video and retransmissions than leave in
-    /// `CongestionConfiguration.maximumPacedBacklogUs` at its rate. libwebrtc drops frames while
-    /// its congestion window is full for the same reason: after the capacity fell, what the
-    /// encoder made at the old rate waits in the pacer, and a new picture would only wait
-    /// behind it, adding its delay to every later one.
+    /// `CongestionConfiguration.maximumPacedBacklogUs` at its rate
+    /// (`SendSideBandwidthEstimator.holdsVideo`).
     public func pacedBacklogHoldsVideo() -> Bool {
-        let limit = configuration.congestion.maximumPacedBacklogUs
-        guard limit > 0 else { return false }
-        for destination in destinations {
-            guard let pacer = destination.congestion.pacer, destination.congestion.activeProbe == nil else { continue }
-            let bytes = destination.congestion.pacedBacklogBytes
-            guard bytes > 0 else { continue }
-            let drainUs = Int64(bytes) * 8_000_000 / Int64(pacer.pacingRate)
-            if drainUs > limit, isFollowed(destination) { return true }
+        for destination in destinations where destination.congestion.holdsVideo {
+            if isFollowed(destination) { return true }
         }
         return false
     }

@@ -85,9 +85,9 @@ public final class MediaSender {
         audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
         if configuration.congestion.transportWide {
             // Every packet carries a slot for the transport-wide number; each destination's copy
-            // gets its own number, or the slot blanked to padding (`DestinationCongestion.stamp`).
-            video.headerExtension = DestinationCongestion.template
-            audio.headerExtension = DestinationCongestion.template
+            // gets its own number, or the slot blanked to padding (`SendSideBandwidthEstimator.stamp`).
+            video.headerExtension = SendSideBandwidthEstimator.template
+            audio.headerExtension = SendSideBandwidthEstimator.template
         }
         videoClock = video.clock(origin: origin)
         audioClock = audio.clock(origin: origin)
@@ -169,14 +169,13 @@ public final class MediaSender {
             feedback: DestinationFeedback(
                 keys: options.feedbackKeys ?? keys,
                 historyCapacity: videoHistory.capacity,
-                bitrate: configuration.feedback.bitrate,
                 number: destinationCount
             ),
-            congestion: DestinationCongestion(
+            congestion: SendSideBandwidthEstimator(
+                configuration: congestion,
+                bitrate: configuration.feedback.bitrate,
                 transportWideID: transportWideID,
-                stampsAudio: options.transportWideAudio,
-                rateControl: congestion.rateControl(configuration.feedback.bitrate),
-                pacing: congestion.pacing
+                stampsAudio: options.transportWideAudio
             ),
             videoReport: SenderReportBuilder(
                 ssrc: video.ssrc,
@@ -194,7 +193,7 @@ public final class MediaSender {
         )
         destinations.append(destination)
         // Its first key frame leaves at the pacing rate of today's target, not the pacer's floor.
-        if destination.congestion.pacer != nil { applyPacingRate(to: destination) }
+        if destination.congestion.isPaced { applyPacingRate(to: destination) }
         return destination
     }
 
@@ -229,13 +228,12 @@ public final class MediaSender {
         sendReportsIfDue(now: now)
         // Read before packetize borrows `video` for the whole call (exclusive access).
         let headerLength = video.headerLength
-        let nowUs = Int64(now / 1000)
         try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
             // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
             // destination.
             videoHistory.store(buffer)
             videoSent.add(buffer.count, at: now)
-            enqueuePaced(buffer, at: nowUs)
+            enqueuePaced(buffer, at: now)
             burst.append(buffer)
             if burst.isFull { sendBurst(headerLength: headerLength) }
         }
@@ -248,7 +246,7 @@ public final class MediaSender {
     private func sendBurst(headerLength: Int) {
         defer { burst.removeAll() }
         guard burst.count > 0 else { return }
-        for destination in destinations where destination.congestion.pacer == nil {
+        for destination in destinations where !destination.congestion.isPaced {
             destination.send(
                 burst: burst,
                 headerLength: headerLength,
@@ -282,11 +280,11 @@ public final class MediaSender {
     private func sendAudio(_ buffer: RTPPacketBuffer, headerLength: Int) {
         let payloadLength = buffer.count - headerLength
         buffer.withUnsafeBytes { bytes in
-            let nowUs = Int64(MonotonicClock.now() / 1000)
+            let now = MonotonicClock.now()
             for destination in destinations {
                 guard let target = destination.address.audioRTP else { continue }
                 // Audio is never held back by the pacer (libwebrtc's choice too), but charged.
-                destination.congestion.pacer?.charge(size: bytes.count, at: nowUs)
+                destination.congestion.charge(size: bytes.count, at: now)
                 destination.send(bytes, rtcp: false, audio: true, to: target, through: destination.sockets.rtpSink)
                 packetsSent += 1
                 destination.audioReport.recordPacketSent(payloadLength: payloadLength)

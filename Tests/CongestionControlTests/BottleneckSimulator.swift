@@ -1,4 +1,4 @@
-import CongestionControl
+@testable import CongestionControl
 
 /// SplitMix64: a tiny seeded generator so that "random" runs replay exactly.
 struct SeededGenerator: RandomNumberGenerator, Sendable {

@@ -1,5 +1,6 @@
-import CongestionControl
 import Testing
+
+@testable import CongestionControl
 
 @Suite("Busy-link meter")
 struct BusyLinkMeterTests {

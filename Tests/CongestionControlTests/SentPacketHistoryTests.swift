@@ -143,7 +143,7 @@ struct SentPacketHistoryTests {
 
     @Test("a number one behind the first recorded one is not a phantom entry")
     func noPhantomBeforeFirst() throws {
-        // DestinationCongestion numbers from 1, so 0 unwraps to 0; a forged or stale feedback
+        // SendSideBandwidthEstimator numbers from 1, so 0 unwraps to 0; a forged or stale feedback
         // naming 65535 after a first packet numbered 0 unwraps to −1, which no empty slot holds.
         var history = try SentPacketHistory(capacity: 16)
         history.record(sequenceNumber: 0, sendTimeUs: 1_000, size: 1_200)

@@ -1,5 +1,6 @@
-import CongestionControl
 import Testing
+
+@testable import CongestionControl
 
 @Suite("Standing-queue detector")
 struct StandingQueueDetectorTests {

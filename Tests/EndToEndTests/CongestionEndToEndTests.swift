@@ -77,7 +77,7 @@ extension PublishEndToEndTests {
 
         // Once settled in each phase, the queue stays short (the 150 ms at p95) and
         // the link is well used (the 85 %): 90–98 % measured in every phase of 12 runs
-        // with the resume after a drain and β = 0.9 (Docs/congestion.md). A loss-based sender
+        // with the resume after a drain and β = 0.9 (Docs/journal/congestion-rounds.md). A loss-based sender
         // holds a 750 ms queue here; a stuck estimate uses under half the link.
         // A failing phase shows what was offered in it (500 ms windows) and the publisher's
         // status lines (target and estimate each second): whether the estimate or the encoder
@@ -113,7 +113,7 @@ extension PublishEndToEndTests {
         )
         // Tracking: the rate gets into 85–110 % of the new capacity and stays there 2 s. The
         // issue's 5 s held in every phase of the fourth round's quiet runs (ramp 2.5–4.0 s, step
-        // down 2.0–2.5 s, step up 2.0–4.5 s; Docs/congestion.md). Beside a busy loop the steps
+        // down 2.0–2.5 s, step up 2.0–4.5 s; Docs/journal/congestion-rounds.md). Beside a busy loop the steps
         // took 2.0–3.5 s, but a debug x264 short of CPU made 19–26 fps of a 1080p screen and
         // the ramp took 6.0–12.5 s: 10 s for the steps, 15 s for the ramp from the start.
         for (index, step) in steps.enumerated() {

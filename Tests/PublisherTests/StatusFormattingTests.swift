@@ -1,3 +1,4 @@
+import CongestionControl
 import Foundation
 import MediaPipeline
 import ProcessSupport

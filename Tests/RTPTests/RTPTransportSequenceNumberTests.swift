@@ -145,6 +145,69 @@ struct RTPTransportSequenceNumberTests {
         #expect(try Self.read(plain, id: 3) == nil)
     }
 
+    @Test("gives a template's element to each receiver: its ID and number, or padding")
+    func stampForReceiver() throws {
+        // The send path's template (RFC 8285 one-byte form, element 3, a padding byte) on a
+        // packet without CSRCs: what every packet is cut with when transport-wide numbers are on.
+        let template: [UInt8] = [
+            0x90, 0x60, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03,
+            0xBE, 0xDE, 0x00, 0x01, 0x31, 0x00, 0x00, 0x00,
+            0xAA,
+        ]
+        var copy = template
+        let stamped = try copy.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.stamp(0x1234, id: 3, as: 5, inPacket: raw)
+        }
+        #expect(stamped)
+        #expect(copy == Array(template[0..<16]) + [0x51, 0x12, 0x34, 0x00, 0xAA])
+        #expect(try Self.read(copy, id: 5) == 0x1234)
+        #expect(try Self.read(copy, id: 3) == nil)
+
+        copy = template
+        let blanked = try copy.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.blank(id: 3, inPacket: raw)
+        }
+        #expect(blanked)
+        #expect(copy == Array(template[0..<16]) + [0x00, 0x00, 0x00, 0x00, 0xAA])
+        #expect(try RTPPacket.parse(copy).header.headerExtension?.elements().isEmpty == true)
+
+        // No element 3 (a packet cut without the template): left alone, no error.
+        var plain: [UInt8] = [0x80, 0x60, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0xAA]
+        let original = plain
+        let plainStamped = try plain.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.stamp(1, id: 3, as: 5, inPacket: raw)
+        }
+        let plainBlanked = try plain.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.blank(id: 3, inPacket: raw)
+        }
+        #expect(!plainStamped && !plainBlanked)
+        #expect(plain == original)
+
+        // A one-byte element cannot carry ID 15 (RFC 8285 §4.2).
+        copy = template
+        let reserved = #expect(throws: RTPError.self) {
+            try copy.withUnsafeMutableBytes { try RTPTransportSequenceNumber.stamp(1, id: 3, as: 15, inPacket: $0) }
+        }
+        #expect(reserved?.message == "transport-wide sequence number element ID 15 is outside 1–14 (RFC 8285 §4.2)")
+
+        // The two-byte form: Chrome's element 4 becomes element 11 holding 7, then padding.
+        var twoByte = Self.chromeTwoByte
+        let restamped = try twoByte.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.stamp(7, id: 4, as: 11, inPacket: raw)
+        }
+        #expect(restamped)
+        #expect(Array(twoByte[21..<25]) == [0x0B, 0x02, 0x00, 0x07])
+        #expect(try Self.read(twoByte, id: 11) == 7)
+        let padded = try twoByte.withUnsafeMutableBytes { raw in
+            try RTPTransportSequenceNumber.blank(id: 11, inPacket: raw)
+        }
+        #expect(padded)
+        #expect(Array(twoByte[21..<25]) == [0x00, 0x00, 0x00, 0x00])
+        #expect(try Self.read(twoByte, id: 11) == nil)
+        #expect(Array(twoByte[0..<21]) == Array(Self.chromeTwoByte[0..<21]))
+        #expect(Array(twoByte[25...]) == Array(Self.chromeTwoByte[25...]))
+    }
+
     @Test("rejects malformed extensions while walking them")
     func rejects() {
         // One-byte element 1 claims 4 bytes, 3 remain in the body.

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import Transport
 
+@testable import CongestionControl
 @testable import SendEngine
 
 /// `MediaSender` with congestion control on (`CongestionConfiguration.enabled`) against bundled
@@ -40,7 +41,7 @@ struct PacedSendTests {
         configuration.congestion = .enabled
         if let maximumPacedBacklogUs { configuration.congestion.maximumPacedBacklogUs = maximumPacedBacklogUs }
         if !pacing { configuration.congestion.pacing = nil }
-        configuration.feedback.bitrate = LossBasedBitrateController.Configuration(
+        configuration.feedback.bitrate = CongestionConfiguration.LossBased(
             minimum: 150_000,
             maximum: 4_000_000,
             start: start
@@ -291,7 +292,7 @@ struct PacedSendTests {
 
         // What the receiver would send: every number it got, at the times a link would spread
         // them over, 600 ms (rounded to 250 µs by the builder): the acknowledged rate's first
-        // 500 ms window fills, and only then may a probe go (`DestinationCongestion.mayProbe`).
+        // 500 ms window fills, and only then may a probe go (`SendSideBandwidthEstimator.mayProbe`).
         let first = try #require(viewer.rtp.first).timeUs
         let spacing = 600_000 / Int64(max(count - 1, 1))
         let statuses = try viewer.rtp.enumerated().map { index, arrival in

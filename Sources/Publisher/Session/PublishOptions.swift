@@ -1,3 +1,4 @@
+import CongestionControl
 import Ingest
 import MediaPipeline
 import SRTP
@@ -86,7 +87,7 @@ public struct PublishOptions: Sendable {
             // video port only (audio has a port, so a transport, of its own: one series of
             // numbers across both would look like loss on each).
             transportWideSequenceNumberID: congestion.transportWide && retransmission == .rtx
-                ? DestinationCongestion.templateID : nil
+                ? SendSideBandwidthEstimator.templateID : nil
         )
     }
 

@@ -1,20 +1,22 @@
-import CongestionControl
 import RTP
 import Testing
 
-@testable import SendEngine
+@testable import CongestionControl
 
 /// One destination's congestion state near a known link capacity (Docs/congestion.md): the burst
 /// allowance, the probe's base rate and the early back-off, fed with transport feedback as a
 /// receiver behind a 1 Mbit/s bottleneck would send it.
-@Suite("Destination congestion near a known capacity")
-struct DestinationCongestionTests {
-    static func congestion() throws -> DestinationCongestion {
-        try DestinationCongestion(
+@Suite("Send-side bandwidth estimator near a known capacity")
+struct SendSideBandwidthEstimatorTests {
+    static func congestion() throws -> SendSideBandwidthEstimator {
+        var configuration = CongestionConfiguration()
+        configuration.pacing = .init(burstAllowanceUs: 40_000)
+        configuration.backoffFactor = 0.9
+        return try SendSideBandwidthEstimator(
+            configuration: configuration,
+            bitrate: .init(minimum: 150_000, maximum: 4_000_000, start: 1_000_000),
             transportWideID: 5,
-            stampsAudio: false,
-            rateControl: .init(minimum: 150_000, maximum: 4_000_000, start: 1_000_000, backoffFactor: 0.9),
-            pacing: Pacer.Configuration(burstAllowanceUs: 40_000)
+            stampsAudio: false
         )
     }
 
@@ -27,14 +29,14 @@ struct DestinationCongestionTests {
         var sent: [(number: UInt16, sendUs: Int64, arrivalUs: Int64)] = []
 
         mutating func run(
-            _ congestion: DestinationCongestion,
+            _ congestion: SendSideBandwidthEstimator,
             untilUs endUs: Int64,
             queueUs: (Int64) -> Int64
         ) throws {
             while sendUs < endUs {
                 let feedbackUs = (sendUs / 50_000 + 1) * 50_000
                 while sendUs < feedbackUs {
-                    congestion.recordSent(number, size: 1200, at: sendUs)
+                    congestion.recordSent(number, size: 1200, at: UInt64(sendUs) * 1000)
                     sent.append((number, sendUs, sendUs + 20_000 + queueUs(sendUs)))
                     number &+= 1
                     sendUs += 9_600
@@ -49,7 +51,7 @@ struct DestinationCongestionTests {
                     packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
                 )
                 feedbackCount &+= 1
-                congestion.receive(feedback, roundTripUs: 40_000, at: feedbackUs + 20_000)
+                congestion.receive(feedback, roundTripUs: 40_000, at: UInt64(feedbackUs + 20_000) * 1000)
             }
         }
     }
@@ -74,7 +76,7 @@ struct DestinationCongestionTests {
         #expect(!congestion.allowsBursts)
         #expect(congestion.probeBase(700_000) == Int(capacity))
         // During a probe no bursts either.
-        congestion.beginProbe(id: 1, packets: 5, bytes: 6000)
+        congestion.beginProbe(id: 1, rate: 2_000_000, packets: 5, bytes: 6000)
         #expect(!congestion.allowsBursts)
         congestion.endProbe(at: 4_500_000)
     }
@@ -84,7 +86,7 @@ struct DestinationCongestionTests {
         let congestion = try Self.congestion()
         var path = Path()
         try path.run(congestion, untilUs: 2_000_000) { _ in 0 }
-        congestion.beginProbe(id: 1, packets: 5, bytes: 6000)
+        congestion.beginProbe(id: 1, rate: 2_000_000, packets: 5, bytes: 6000)
         congestion.endProbe(at: 2_000_000)
         let before = congestion.delayBased.bitrate
         // The probe's queue: 40 ms at once (the trend detector sees the jump as over-use),

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RTP
+@testable import CongestionControl
 
 @Suite("Loss-based bitrate control (GCC §6) and the multi-receiver policy")
 struct LossBasedBitrateControllerTests {
@@ -54,7 +54,7 @@ struct LossBasedBitrateControllerTests {
         #expect(rate.target == 1_500_000, "1.166 Mbit/s × 1.08¹⁰ would be 2.5; the maximum holds it")
         for step in 1...40 { rate.reportLoss(1, at: 80 * Self.second + UInt64(step) * Self.second) }
         #expect(rate.target == 200_000)
-        let error = #expect(throws: RTPError.self) {
+        let error = #expect(throws: CongestionControlError.self) {
             try LossBasedBitrateController(configuration: .init(minimum: 500_000, maximum: 400_000, start: 450_000))
         }
         #expect(error?.message == "bitrate bounds need 0 < minimum ≤ start ≤ maximum; got 500000, 450000, 400000 bit/s")
@@ -80,7 +80,7 @@ struct LossBasedBitrateControllerTests {
         #expect(policy.target([2_500_000, 1_200_000, 2_000_000]) == 1_200_000)
         #expect(policy.target([2_500_000, 150_000]) == 500_000, "one hopeless receiver does not starve the rest")
         #expect(policy.target([9_000_000]) == 3_000_000)
-        #expect(throws: RTPError.self) { try ReceiverBitratePolicy(floor: 0, ceiling: 1, idle: 1) }
+        #expect(throws: CongestionControlError.self) { try ReceiverBitratePolicy(floor: 0, ceiling: 1, idle: 1) }
     }
 
     struct OutlierCase: Sendable, CustomTestStringConvertible {

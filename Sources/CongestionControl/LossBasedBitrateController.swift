@@ -22,8 +22,72 @@
 /// minute must not unlock a jump). A receiver's REMB (draft-alvestrand-rmcat-remb) caps the
 /// result, as Ar caps As in the draft; the estimate is pulled down to the cap too, so it climbs
 /// from there when the cap lifts instead of jumping. Times are monotonic nanoseconds.
-public struct LossBasedBitrateController: Sendable, Hashable {
-    public struct Configuration: Sendable, Hashable {
+/// Decision D4 (Docs/congestion.md): the increase is per second of elapsed time, not per report.
+struct LossBasedBitrateController: Sendable, Hashable {
+    typealias Configuration = CongestionConfiguration.LossBased
+
+    let configuration: Configuration
+    /// The loss-based estimate As, bits per second, within the configured bounds.
+    private(set) var estimate: Double
+    /// The receiver's latest REMB, bits per second, or nil if it sent none.
+    private(set) var receiverCap: UInt64?
+    private var lastReport: UInt64?
+    private var lastDecrease: UInt64?
+
+    init(configuration: Configuration = Configuration()) throws(CongestionControlError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.estimate = Double(configuration.start)
+    }
+
+    /// What this receiver allows, bits per second: the estimate under the REMB cap, never
+    /// below the minimum.
+    var target: Int {
+        let capped = receiverCap.map { min(estimate, Double($0)) } ?? estimate
+        return Int(max(capped, Double(configuration.minimum)))
+    }
+
+    /// Feeds one report's fraction lost (0…1, `fractionLost / 256` of a report block) that
+    /// arrived at `now`.
+    mutating func reportLoss(_ fractionLost: Double, at now: UInt64) {
+        let loss = min(max(fractionLost, 0), 1)
+        let elapsed = lastReport.map { now > $0 ? now - $0 : 0 } ?? 0
+        lastReport = now
+        if loss > configuration.highLoss {
+            if let last = lastDecrease, now >= last, now - last < configuration.decreaseInterval { return }
+            estimate *= 1 - 0.5 * loss
+            lastDecrease = now
+        } else if loss < configuration.lowLoss {
+            let seconds = Double(min(elapsed, configuration.maximumIncreaseInterval)) / 1e9
+            estimate *= pow(1 + configuration.increasePerSecond, seconds)
+        }
+        clamp()
+    }
+
+    /// Applies a REMB: the estimate will not exceed `bitsPerSecond` until a higher one arrives.
+    mutating func reportReceiverEstimate(_ bitsPerSecond: UInt64) {
+        receiverCap = bitsPerSecond
+        clamp()
+    }
+
+    /// A probe measured `bitsPerSecond` on the path: the estimate rises to it at once instead
+    /// of growing there at 8 %/s (libwebrtc's `SetSendBitrate` on a probe result), under the
+    /// REMB cap and the bounds as always. Never lowers the estimate.
+    mutating func raise(to bitsPerSecond: Int) {
+        estimate = max(estimate, Double(bitsPerSecond))
+        clamp()
+    }
+
+    private mutating func clamp() {
+        if let cap = receiverCap { estimate = min(estimate, Double(cap)) }
+        estimate = min(max(estimate, Double(configuration.minimum)), Double(configuration.maximum))
+    }
+}
+
+extension CongestionConfiguration {
+    /// The bounds both estimates keep, the start rate, and the loss-based controller's thresholds
+    /// (draft-ietf-rmcat-gcc-02 §6; `FeedbackConfiguration.bitrate` in the publisher).
+    public struct LossBased: Sendable, Hashable {
         /// Bits per second the estimate never goes below or above.
         public var minimum: Int
         public var maximum: Int
@@ -60,76 +124,17 @@ public struct LossBasedBitrateController: Sendable, Hashable {
             self.maximumIncreaseInterval = maximumIncreaseInterval
         }
 
-        func validate() throws(RTPError) {
+        func validate() throws(CongestionControlError) {
             guard minimum > 0, minimum <= maximum, (minimum...maximum).contains(start) else {
-                throw RTPError(
-                    .invalidConfiguration,
+                throw CongestionControlError.invalid(
                     "bitrate bounds need 0 < minimum ≤ start ≤ maximum; got \(minimum), \(start), \(maximum) bit/s"
                 )
             }
             guard lowLoss >= 0, lowLoss <= highLoss, highLoss <= 1, increasePerSecond >= 0 else {
-                throw RTPError(
-                    .invalidConfiguration,
+                throw CongestionControlError.invalid(
                     "loss thresholds need 0 ≤ low ≤ high ≤ 1 and a growth ≥ 0; got \(lowLoss), \(highLoss), \(increasePerSecond)"
                 )
             }
         }
-    }
-
-    public let configuration: Configuration
-    /// The loss-based estimate As, bits per second, within the configured bounds.
-    public private(set) var estimate: Double
-    /// The receiver's latest REMB, bits per second, or nil if it sent none.
-    public private(set) var receiverCap: UInt64?
-    private var lastReport: UInt64?
-    private var lastDecrease: UInt64?
-
-    public init(configuration: Configuration = Configuration()) throws(RTPError) {
-        try configuration.validate()
-        self.configuration = configuration
-        self.estimate = Double(configuration.start)
-    }
-
-    /// What this receiver allows, bits per second: the estimate under the REMB cap, never
-    /// below the minimum.
-    public var target: Int {
-        let capped = receiverCap.map { min(estimate, Double($0)) } ?? estimate
-        return Int(max(capped, Double(configuration.minimum)))
-    }
-
-    /// Feeds one report's fraction lost (0…1, `fractionLost / 256` of a report block) that
-    /// arrived at `now`.
-    public mutating func reportLoss(_ fractionLost: Double, at now: UInt64) {
-        let loss = min(max(fractionLost, 0), 1)
-        let elapsed = lastReport.map { now > $0 ? now - $0 : 0 } ?? 0
-        lastReport = now
-        if loss > configuration.highLoss {
-            if let last = lastDecrease, now >= last, now - last < configuration.decreaseInterval { return }
-            estimate *= 1 - 0.5 * loss
-            lastDecrease = now
-        } else if loss < configuration.lowLoss {
-            let seconds = Double(min(elapsed, configuration.maximumIncreaseInterval)) / 1e9
-            estimate *= pow(1 + configuration.increasePerSecond, seconds)
-        }
-        clamp()
-    }
-
-    /// Applies a REMB: the estimate will not exceed `bitsPerSecond` until a higher one arrives.
-    public mutating func reportReceiverEstimate(_ bitsPerSecond: UInt64) {
-        receiverCap = bitsPerSecond
-        clamp()
-    }
-
-    /// A probe measured `bitsPerSecond` on the path: the estimate rises to it at once instead
-    /// of growing there at 8 %/s (libwebrtc's `SetSendBitrate` on a probe result), under the
-    /// REMB cap and the bounds as always. Never lowers the estimate.
-    public mutating func raise(to bitsPerSecond: Int) {
-        estimate = max(estimate, Double(bitsPerSecond))
-        clamp()
-    }
-
-    private mutating func clamp() {
-        if let cap = receiverCap { estimate = min(estimate, Double(cap)) }
-        estimate = min(max(estimate, Double(configuration.minimum)), Double(configuration.maximum))
     }
 }

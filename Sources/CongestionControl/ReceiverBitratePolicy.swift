@@ -11,18 +11,18 @@
 /// (`target(_:)` on an array): a receiver whose rate is under `outlierRatio` (½) of the median
 /// receiver's would otherwise set the quality for everyone. It keeps its own pacer and its
 /// NACKs; it gets the stream at the others' rate, as before congestion control it would have.
+/// Decision D1 (Docs/congestion.md): follow the weakest receiver that is not an outlier.
 public struct ReceiverBitratePolicy: Sendable, Hashable {
     /// Bits per second the combined target never goes below.
-    public var floor: Int
+    var floor: Int
     /// Bits per second the combined target never goes above.
-    public var ceiling: Int
+    var ceiling: Int
     /// The target when no receiver has an estimate.
-    public var idle: Int
+    var idle: Int
 
-    public init(floor: Int, ceiling: Int, idle: Int) throws(RTPError) {
+    public init(floor: Int, ceiling: Int, idle: Int) throws(CongestionControlError) {
         guard floor > 0, floor <= ceiling, (floor...ceiling).contains(idle) else {
-            throw RTPError(
-                .invalidConfiguration,
+            throw CongestionControlError.invalid(
                 "bitrate policy needs 0 < floor ≤ idle ≤ ceiling; got \(floor), \(idle), \(ceiling) bit/s"
             )
         }
@@ -32,7 +32,7 @@ public struct ReceiverBitratePolicy: Sendable, Hashable {
     }
 
     /// A receiver below this fraction of the median receiver's rate is an outlier (3 or more).
-    public var outlierRatio = 0.5
+    var outlierRatio = 0.5
 
     /// The one target for all receivers' `targets` (bits per second each), outliers left out;
     /// sorts `targets` in place (no allocation).
@@ -54,7 +54,7 @@ public struct ReceiverBitratePolicy: Sendable, Hashable {
     }
 
     /// The one target for all receivers' `targets` (bits per second each): the worst, bounded.
-    public func target(_ targets: some Sequence<Int>) -> Int {
+    func target(_ targets: some Sequence<Int>) -> Int {
         guard let worst = targets.min() else { return idle }
         return min(max(worst, floor), ceiling)
     }

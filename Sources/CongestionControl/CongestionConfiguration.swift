@@ -1,6 +1,3 @@
-import CongestionControl
-import RTP
-
 /// Sender-wide settings of send-side congestion control (Docs/congestion.md). Off in a bare
 /// `MediaSender` (every packet leaves as it is cut, headers as RFC 3550 alone makes them);
 /// `rtc-publish` turns all of it on (`CongestionConfiguration.enabled`).
@@ -9,7 +6,7 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// that agreed on `transport-cc`; their feedback drives a delay-based estimate.
     public var transportWide = false
     /// Pace every destination's packets (`Pacer`); nil sends each picture as one burst.
-    public var pacing: Pacer.Configuration?
+    public var pacing: Pacing?
     /// Probe for capacity above the estimate (RTX copies of recent packets as padding) for
     /// receivers with transport feedback and RTX.
     public var probing = true
@@ -22,23 +19,25 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// payload. The video target is `videoShare` × the allowed rate − `reservedBitrate`
     /// (libwebrtc allocates the audio's rate first and subtracts the packet overhead the same
     /// way). 1 and 0 leave the allowed rate as the video target.
+    /// Decision D23 (Docs/congestion.md): rtc-publish gives video 95 % less the audio's share.
     public var videoShare = 1.0
     public var reservedBitrate = 0
     /// Pictures are not encoded while a followed receiver's pacer holds more video than leaves
-    /// in this long, µs (`MediaSender.pacedBacklogHoldsVideo`); 0 never holds. A held picture
+    /// in this long, µs (`SendSideBandwidthEstimator.holdsVideo`); 0 never holds. A held picture
     /// is a freeze the viewer sees, so only a backlog the pushback (`backlogPushbackUs`) does
-    /// not clear is worth one (measured after a 3 → 1 Mbit/s step: at 300 ms pictures were held
-    /// for 700 ms and latency was no lower; at 1 s 14 were held in one run of six; at 1.5 s
-    /// none in five; Docs/congestion.md).
+    /// not clear is worth one.
+    /// Decision D21 (Docs/congestion.md): pictures wait at 1.5 s of paced backlog.
     public var maximumPacedBacklogUs: Int64 = 1_500_000
     /// While a receiver's pacer sends at its allowed rate with a backlog (after a capacity
     /// drop), the encoder's vote for it is lowered by that backlog spread over this long, µs
-    /// (`MediaSender.vote(of:allowed:)`); 0 never lowers it.
+    /// (`SendSideBandwidthEstimator.encoderVote`); 0 never lowers it.
+    /// Decision D20 (Docs/congestion.md): the encoder's pushback.
     public var backlogPushbackUs: Int64 = 1_000_000
     /// β of the delay-based decrease (draft-ietf-rmcat-gcc-02 §5.5 allows 0.8–0.95 and
     /// recommends 0.85). 0.85 drains the queue an over-use built before it was seen; here a
     /// standing queue has its own drain (`StandingQueueDetector`), so the back-off only has to end
-    /// the growth, and 0.9 keeps the sawtooth's trough inside 85 % of the link (Docs/congestion.md).
+    /// the growth.
+    /// Decision D7 (Docs/congestion.md): β = 0.9 keeps the sawtooth's trough inside 85 % of the link.
     public var backoffFactor = 0.9
 
     public init() {}
@@ -49,7 +48,8 @@ public struct CongestionConfiguration: Sendable, Hashable {
         configuration.transportWide = true
         // Chromium's pacer lets 40 ms of data leave at once: pictures arrive whole, and the
         // receiver's jitter buffer does not grow to the spread of a paced picture.
-        configuration.pacing = Pacer.Configuration(burstAllowanceUs: 40_000)
+        // Decision D17 (Docs/congestion.md): a 40 ms burst allowance.
+        configuration.pacing = Pacing(burstAllowanceUs: 40_000)
         return configuration
     }
 
@@ -59,7 +59,7 @@ public struct CongestionConfiguration: Sendable, Hashable {
     }
 
     /// The delay-based controller's bounds and start, those of the loss-based one.
-    func rateControl(_ bitrate: LossBasedBitrateController.Configuration) -> AIMDRateController.Configuration {
+    func rateControl(_ bitrate: LossBased) -> AIMDRateController.Configuration {
         AIMDRateController.Configuration(
             minimum: bitrate.minimum,
             maximum: bitrate.maximum,
