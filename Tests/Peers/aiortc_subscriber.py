@@ -153,7 +153,10 @@ class AiortcPeer(room.Peer):
         if self.pc.iceConnectionState == "failed":
             return "ICE failed"
         if self.pc.connectionState in ("failed", "closed"):
-            return f"the peer connection is {self.pc.connectionState} (ICE {self.pc.iceConnectionState}, DTLS {self.recorder.last_state('dtls')})"
+            return (
+                f"the peer connection is {self.pc.connectionState} "
+                f"(ICE {self.pc.iceConnectionState}, DTLS {self.recorder.last_state('dtls')})"
+            )
         return None
 
     def states(self):

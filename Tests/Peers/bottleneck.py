@@ -42,6 +42,7 @@ standard library only (setns through ctypes); run as root.
 
 import argparse
 import ctypes
+import itertools
 import json
 import math
 import os
@@ -234,7 +235,7 @@ def parse_schedule(text):
             steps.append((float(at), float(rate)))
         except ValueError:
             raise Failure(f"schedule entry '{part}' is not SECONDS:KBITPS") from None
-    if not steps or steps[0][0] != 0 or any(b[0] <= a[0] for a, b in zip(steps, steps[1:])):
+    if not steps or steps[0][0] != 0 or any(b[0] <= a[0] for a, b in itertools.pairwise(steps)):
         raise Failure("the schedule must start at 0 and its times must increase")
     if any(rate <= 0 for _, rate in steps):
         raise Failure("every capacity must be positive")
@@ -660,7 +661,8 @@ def main():
     rp.add_argument("--match", help="nft match of the shaped packets, e.g. 'udp sport 40000-40999'")
     rp.add_argument("--match-file", help="a file holding the match; polled, the rule follows its changes")
     start = rp.add_mutually_exclusive_group()
-    start.add_argument("--start-on-match", action="store_true", help="start the schedule's clock once the match is known")
+    start.add_argument("--start-on-match", action="store_true",
+                       help="start the schedule's clock once the match is known")
     start.add_argument("--start-on-traffic", action="store_true",
                        help="start the schedule's clock at the first packet the rule counts")
     rp.add_argument("--out", help="write the summary JSON here too")

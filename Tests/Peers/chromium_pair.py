@@ -28,6 +28,7 @@ Python 3.11 + `websockets` (out/venv); reuses chromium_viewer.py's Browser and T
 import argparse
 import asyncio
 import http.server
+import itertools
 import json
 import os
 import re
@@ -71,7 +72,8 @@ def parse_arguments():
                    help="the track's contentHint (default none: a camera)")
     p.add_argument("--degradation", choices=("", "balanced", "maintain-framerate", "maintain-resolution"), default="",
                    help="the sender's degradationPreference (default: Chromium's own)")
-    p.add_argument("--size", default="1280x720", help="the camera's WIDTHxHEIGHT asked of getUserMedia (default 1280x720)")
+    p.add_argument("--size", default="1280x720",
+                   help="the camera's WIDTHxHEIGHT asked of getUserMedia (default 1280x720)")
     p.add_argument("--audio", action="store_true", help="also send the fake microphone (Opus)")
     p.add_argument("--fake-video-file", help="a .y4m/.mjpeg for --use-file-for-fake-video-capture")
     p.add_argument("--chromium", default="chromium")
@@ -231,7 +233,7 @@ def mean(values):
 def summarize(args, polls, final, offset_ms, t0, bn):
     """polls: [{t (s since the clock start), ...page poll}], final: the last full poll."""
     series = []
-    for a, b in zip(polls, polls[1:]):
+    for a, b in itertools.pairwise(polls):
         row = {"t": round(b["t"], 2),
                "receivedKbps": rate_kbps(a, b, ("bytesReceived", "headerBytesReceived"), "inbound"),
                "sentKbps": rate_kbps(a, b, ("bytesSent", "headerBytesSent"), "outbound"),

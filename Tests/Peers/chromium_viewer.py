@@ -21,6 +21,7 @@ non-zero with one line on failure; Chromium is killed on every exit.
 import argparse
 import asyncio
 import base64
+import itertools
 import json
 import os
 import shutil
@@ -326,7 +327,7 @@ def window_slice(full, name, count_name, start):
 def order(timecodes):
     """In order = each frame number greater than the one before (mod 2^24 wrap)."""
     backwards = repeats = skipped = 0
-    for a, b in zip(timecodes, timecodes[1:]):
+    for a, b in itertools.pairwise(timecodes):
         step = (b - a) % (1 << 24)
         if step == 0:
             repeats += 1
@@ -346,7 +347,7 @@ def summarize(tab):
     dropped = (end["droppedVideoFrames"] or 0) - (start["droppedVideoFrames"] or 0)
     frame_times, _ = window_slice(end, "frameTimes", "frames", start)
     times = [start["now"]] + frame_times + [end["now"]] if frame_times else []
-    gaps = [(a, b) for a, b in zip(times, times[1:]) if b - a > FREEZE_MS]
+    gaps = [(a, b) for a, b in itertools.pairwise(times) if b - a > FREEZE_MS]
     states = end["viewer"]["states"]  # [{t, state}], page time in ms
 
     def playing_throughout(a, b):  # "playing" at a, and no state change until b
@@ -354,7 +355,7 @@ def summarize(tab):
         return bool(before) and before[-1]["state"] == "playing" and not any(a < s["t"] <= b for s in states)
 
     freezes = [round(b - a) for a, b in gaps if playing_throughout(a, b)]
-    max_gap = max((b - a for a, b in zip(times, times[1:])), default=None)
+    max_gap = max((b - a for a, b in itertools.pairwise(times)), default=None)
     timecodes, truncated = window_slice(end, "timecodes", "timecodes", start)
     g2g, _ = window_slice(end, "glassToGlassMs", "glassToGlass", start)
     s0, s1 = start["stats"] or {}, end["stats"] or {}
@@ -486,7 +487,9 @@ async def main_async(args, browser, summary):
         for tab in browser.tabs:
             if tab.session and not tab.closed:
                 try:
-                    expression = "window.viewer && {status: viewer.status, counts: viewer.counts, events: viewer.events}"
+                    expression = (
+                        "window.viewer && {status: viewer.status, counts: viewer.counts, events: viewer.events}"
+                    )
                     state = await asyncio.wait_for(tab.evaluate(expression), 3)
                     summary["pages"].append({"tab": tab.number, "pageErrors": tab.page_errors, **(state or {})})
                 except (Failure, TimeoutError, OSError):

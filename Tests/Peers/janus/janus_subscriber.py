@@ -68,6 +68,7 @@ sys.dont_write_bytecode = True  # keep Tests/Peers free of __pycache__
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
@@ -82,9 +83,10 @@ import room  # noqa: E402
 from janus_api import Janus  # noqa: E402 (this folder)
 
 try:
-    import aiortc_subscriber  # noqa: E402 (Tests/Peers)
     from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
     from aiortc.rtcconfiguration import RTCBundlePolicy  # noqa: E402
+
+    import aiortc_subscriber  # noqa: E402 (Tests/Peers)
 except ImportError as error:
     print(f"janus_subscriber: {error}: run it with out/venv/bin/python (scripts/setup.sh)",
           file=sys.stderr)
@@ -192,7 +194,7 @@ class JanusRecorder(room.Recorder):
     def timecode_summary(self):
         values = [v for v in self.timecodes if v is not None]
         out_of_order = repeated = 0
-        for (f0, _), (f1, _) in zip(values, values[1:]):
+        for (f0, _), (f1, _) in itertools.pairwise(values):
             if f1 == f0:
                 repeated += 1
             elif f1 < f0:
@@ -277,7 +279,7 @@ async def subscribe(args, recorder, result):
             await peer.pc.setRemoteDescription(RTCSessionDescription(jsep["sdp"], jsep["type"]))
         except Exception as error:
             print("Janus's offer:\n" + jsep["sdp"], file=sys.stderr)
-            raise room.Failure("aiortc refuses Janus's offer: %r" % error)
+            raise room.Failure("aiortc refuses Janus's offer: %r" % error) from error
         for transceiver in peer.pc.getTransceivers():
             if transceiver.kind == "video":
                 peer.video_receiver = transceiver.receiver
@@ -355,7 +357,7 @@ def summarize(args, recorder, result):
     if len(times) > 1 and times[-1]["rtp"] > times[0]["rtp"]:
         fps_rtp = round((len(times) - 1) * 90000 / (times[-1]["rtp"] - times[0]["rtp"]), 2)
     arrivals = recorder.arrivals
-    gap = max((b - a for a, b in zip(arrivals, arrivals[1:])), default=0.0)
+    gap = max((b - a for a, b in itertools.pairwise(arrivals)), default=0.0)
     pli = None
     if args.pli_at is not None:
         sent = s["pli"][0] if s["pli"] else None

@@ -141,8 +141,8 @@ def main():
             raise SystemExit("ICE gathering did not complete")
         time.sleep(0.01)
     sdp = webrtc.get_property("local-description").sdp.as_text()
-    lines = [l for l in sdp.replace("\r\n", "\n").strip().split("\n") if l != "a=ice-options:trickle"]
-    ms = [i for i, l in enumerate(lines) if l.startswith("m=")]
+    lines = [line for line in sdp.replace("\r\n", "\n").strip().split("\n") if line != "a=ice-options:trickle"]
+    ms = [i for i, line in enumerate(lines) if line.startswith("m=")]
     end = ms[1] if len(ms) > 1 else len(lines)
     extra = ["a=" + c for m, c in candidates if m == 0 and "a=" + c not in lines[ms[0]:end]]
     lines[end:end] = extra + ["a=end-of-candidates"]
@@ -162,8 +162,8 @@ def main():
           "etag": hdrs.get("ETag"), "accept_patch": hdrs.get("Accept-Patch"),
           "link": hdrs.get("Link"), "codec": codec,
           "offer_s": round(t_offer - t0, 3), "answer_ms": round((t_answer - t_post) * 1000, 1),
-          "answer_candidates": [l for l in answer.splitlines() if l.startswith("a=candidate")],
-          "answer_setup": sorted({l for l in answer.splitlines() if l.startswith("a=setup")})})
+          "answer_candidates": [line for line in answer.splitlines() if line.startswith("a=candidate")],
+          "answer_setup": sorted({line for line in answer.splitlines() if line.startswith("a=setup")})})
     _, msg = GstSdp.SDPMessage.new_from_text(answer)
     promise(webrtc, "set-remote-description",
             GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, msg))
