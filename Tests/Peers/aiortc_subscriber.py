@@ -97,9 +97,9 @@ class AiortcPeer(room.Peer):
         self.video_ssrc = None
 
     def versions(self):
-        return {
-            name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")
-        } | {"python": sys.version.split()[0]}
+        return {name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")} | {
+            "python": sys.version.split()[0]
+        }
 
     def _watch(self):
         pc = self.pc

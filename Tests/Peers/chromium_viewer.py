@@ -146,7 +146,10 @@ class Browser:
         log = open(os.path.join(self.out, "chromium.log"), "wb")
         self.process = subprocess.Popen(
             [self.binary, *CHROMIUM_FLAGS, *self.extra_flags, f"--user-data-dir={self.profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         port_file = os.path.join(self.profile, "DevToolsActivePort")
@@ -268,8 +271,11 @@ class Tab:
         for method in ("Page.enable", "Runtime.enable", "Inspector.enable"):
             await browser.call(method, session=self.session)
         width, height = VIEWPORT
-        await browser.call("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, self.session)
+        await browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            self.session,
+        )
         self.opened_at = time.monotonic()
         navigation = await browser.call("Page.navigate", {"url": url}, self.session)
         if navigation.get("errorText"):
@@ -283,7 +289,8 @@ class Tab:
         if self.crashed:
             raise Failure(f"tab {self.number}: {self.crashed}")
         result = await self.browser.call(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, self.session)
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, self.session
+        )
         if "exceptionDetails" in result:
             raise Failure(f"tab {self.number}: evaluation failed: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
@@ -373,35 +380,51 @@ def summarize(tab):
         "windowSeconds": round(seconds, 3),
         "firstFrameMs": round(viewer["firstFrameMs"]) if viewer["firstFrameMs"] is not None else None,
         "playbackQuality": {
-            "totalVideoFrames": end["totalVideoFrames"], "droppedVideoFrames": end["droppedVideoFrames"],
-            "framesInWindow": frames, "droppedInWindow": dropped,
+            "totalVideoFrames": end["totalVideoFrames"],
+            "droppedVideoFrames": end["droppedVideoFrames"],
+            "framesInWindow": frames,
+            "droppedInWindow": dropped,
             "fps": round(frames / seconds, 2) if seconds > 0 else None,
         },
         "currentTime": {
-            "start": start["currentTime"], "end": end["currentTime"],
+            "start": start["currentTime"],
+            "end": end["currentTime"],
             "progress": round((end["currentTime"] or 0) - (start["currentTime"] or 0), 3),
             "paused": end["paused"],
         },
         "frames": {
-            "callbacks": len(frame_times), "fps": round(len(frame_times) / seconds, 2) if seconds > 0 else None,
-            "freezes": len(freezes), "freezeGapsMs": freezes, "maxGapMs": round(max_gap) if max_gap else None,
+            "callbacks": len(frame_times),
+            "fps": round(len(frame_times) / seconds, 2) if seconds > 0 else None,
+            "freezes": len(freezes),
+            "freezeGapsMs": freezes,
+            "maxGapMs": round(max_gap) if max_gap else None,
             "gapsOver500Ms": [round(b - a) for a, b in gaps],
             "statsFreezeCount": s1.get("freezes"),
         },
         "audio": {
-            "arriving": samples > 0 or audio_bytes > 0, "samplesInWindow": samples, "bytesInWindow": audio_bytes,
-            "audioLevel": s1.get("audioLevel"), "concealedSamples": s1.get("concealedSamples"),
+            "arriving": samples > 0 or audio_bytes > 0,
+            "samplesInWindow": samples,
+            "bytesInWindow": audio_bytes,
+            "audioLevel": s1.get("audioLevel"),
+            "concealedSamples": s1.get("concealedSamples"),
             "totalSamplesReceived": s1.get("audioSamples"),
         },
         "timecodes": {
-            "count": len(timecodes), "truncated": truncated, **order(timecodes),
+            "count": len(timecodes),
+            "truncated": truncated,
+            **order(timecodes),
             "misreadsDropped": end["counts"]["misreads"] - start["counts"]["misreads"],
-            "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0), "list": timecodes,
+            "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0),
+            "list": timecodes,
         },
         "glassToGlassMs": {
-            "count": len(g2g), "p50": percentile(g2g, 50), "p95": percentile(g2g, 95),
-            "min": min(g2g) if g2g else None, "max": max(g2g) if g2g else None,
-            "clockOffsetMs": viewer["clockOffsetMs"], "list": g2g,
+            "count": len(g2g),
+            "p50": percentile(g2g, 50),
+            "p95": percentile(g2g, 95),
+            "min": min(g2g) if g2g else None,
+            "max": max(g2g) if g2g else None,
+            "clockOffsetMs": viewer["clockOffsetMs"],
+            "list": g2g,
         },
         "stats": s1,
         "states": [s for s in states if s["t"] >= start["now"] - 1] or states[-1:],
@@ -433,8 +456,11 @@ async def run(args, browser, summary):
     await tabs[0].wait_first_frame(time.monotonic() + FIRST_FRAME_TIMEOUT)
     tabs[0].start = tabs[0].first
     window_start = time.monotonic()
-    print(f"{PROG}: tab 1 shows frames ({tabs[0].first['width']}x{tabs[0].first['height']}), "
-          f"measuring {args.seconds} s", file=sys.stderr, flush=True)
+    print(
+        f"{PROG}: tab 1 shows frames ({tabs[0].first['width']}x{tabs[0].first['height']}), measuring {args.seconds} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
     async def second_tab():
         await asyncio.sleep(args.second_tab_at)
@@ -457,8 +483,12 @@ async def run(args, browser, summary):
             for tab in tabs:
                 if not tab.closed and tab.session:
                     light = await tab.evaluate(LIGHT)
-                    print(f"{PROG}: [{time.monotonic() - window_start:5.1f}] tab {tab.number} {light['status']}, "
-                          f"{light['framesShown']} frames", file=sys.stderr, flush=True)
+                    print(
+                        f"{PROG}: [{time.monotonic() - window_start:5.1f}] tab {tab.number} {light['status']}, "
+                        f"{light['framesShown']} frames",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             if helper and helper.done() and helper.exception():
                 raise helper.exception()
         if helper:
@@ -504,7 +534,11 @@ def main():
     args = parse_arguments()
     browser = Browser(args.chromium, args.out, args.trust_spki)
     summary = {
-        "url": args.url, "seconds": args.seconds, "ok": False, "error": None, "chromium": None,
+        "url": args.url,
+        "seconds": args.seconds,
+        "ok": False,
+        "error": None,
+        "chromium": None,
         "tabs": [],  # per tab, over its window (see summarize)
         "pages": [],  # on failure: what each page was doing
     }

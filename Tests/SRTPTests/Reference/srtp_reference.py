@@ -15,6 +15,7 @@ Usage:
   srtp_reference.py rtcp SUITE KEYSALT_HEX PACKET_HEX SRTCP_INDEX
 prints the protected packet as hex.
 """
+
 import hashlib
 import hmac
 import struct
