@@ -4,6 +4,13 @@ SWIFT ?= swift
 # Each test run keeps its log in out/test-logs and repeats its failures at the end.
 TEST_RUN := SWIFT=$(SWIFT) bash scripts/test-run.sh
 FORMAT_DIRS := $(wildcard Sources Tests Signaling Fuzz/Sources Benchmarks)
+# What `make lint` checks beyond the Swift: the viewer page's script (node --check), every shell
+# script (shellcheck) and the Python (ruff, pinned in out/venv by scripts/setup.sh; ruff.toml).
+VIEWER_JS := Signaling/ViewerPage/Resources/viewer.js
+SHELL_SCRIPTS = $(wildcard scripts/*.sh) .ci/run $(shell find Tests -name '*.sh')
+PYTHON_DIRS := scripts Tests
+RUFF := out/venv/bin/ruff
+PYTHON := out/venv/bin/python
 
 .PHONY: all setup build release lint test test-busy demo fuzz bench link-order clean
 
@@ -21,12 +28,20 @@ build: setup
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib
 
-## lint: swift-format in strict mode over all sources, as SwiftNIO's CI does
+## lint: swift-format in strict mode over all sources, as SwiftNIO's CI does; then node --check on
+## the viewer page's script, shellcheck on the shell scripts, ruff (check and format) on the Python.
+## Any finding fails it. Needs what `make setup` installs (node, shellcheck, out/venv's ruff).
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_DIRS)
+	for js in $(VIEWER_JS); do node --check "$$js" || exit 1; done
+	shellcheck $(SHELL_SCRIPTS)
+	@test -x $(RUFF) || { echo "lint: $(RUFF) is missing: run make setup" >&2; exit 1; }
+	$(RUFF) check $(PYTHON_DIRS)
+	$(RUFF) format --check $(PYTHON_DIRS)
 	python3 scripts/check-architecture.py
 
-## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg, real sockets)
+## test: setup, build, lint, then every test (unit, real libraries, real ffmpeg, real sockets), the
+## Python ones of scripts/tests (bench-report on a recorded run) first
 # Separate runs: Swift Testing runs every test on the cooperative pool (two threads on a 2-core
 # host). The media tests block it (x264 encodes, waiting on ffmpeg), which starves the in-process
 # signaling server's actor for seconds and trips its liveness timers; the feedback tests
@@ -37,6 +52,7 @@ lint:
 test: setup
 	$(SWIFT) build --build-tests
 	$(MAKE) --no-print-directory lint
+	$(PYTHON) -m unittest discover -s scripts/tests
 	$(TEST_RUN) --skip '^(SignalingTests|IngestTests|FeedbackTests|PeerFeedbackTests|CaptureTests|SystemAudioTests|EndToEndTests)\.'
 	$(TEST_RUN) --filter '^SignalingTests\.'
 	$(TEST_RUN) --filter '^FeedbackTests\.'

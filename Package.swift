@@ -283,9 +283,14 @@ let package = Package(
             path: "Signaling/SignalingServer"
         ),
 
-        // The room's viewer page (HTML, CSS and script as strings): rtc-signal serves it from
-        // the binary alone, nothing fetched from outside.
-        .target(name: "ViewerPage", path: "Signaling/ViewerPage"),
+        // The room's viewer page, Resources/viewer.html (with its CSS) and Resources/viewer.js,
+        // embedded in the code as byte arrays: rtc-signal serves it from the binary alone, nothing
+        // read from disk or fetched from outside.
+        .target(
+            name: "ViewerPage",
+            path: "Signaling/ViewerPage",
+            resources: [.embedInCode("Resources/viewer.html"), .embedInCode("Resources/viewer.js")]
+        ),
 
         // `rtc-signal`: parses arguments, bootstraps logging, runs SignalingServer.
         .executableTarget(

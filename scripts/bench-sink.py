@@ -6,6 +6,7 @@ SIGINT, then writes one JSON object to --out: per port the datagrams, bytes and 
 many carried the marker bit. RTP headers stay clear under SRTP (RFC 3711 section 3.1), so
 marker bits on the video port count the frames that went out, whoever sent them.
 """
+
 import argparse
 import json
 import selectors

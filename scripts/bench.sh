@@ -48,7 +48,7 @@ COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$M
 
 fail() { echo "bench: $*" >&2; exit 1; }
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
-[[ "$PORT" =~ ^[0-9]+$ ]] && (( PORT >= 1024 && PORT <= 65530 )) || fail "BENCH_PORT='$PORT' must be within 1024..65530"
+{ [[ "$PORT" =~ ^[0-9]+$ ]] && (( PORT >= 1024 && PORT <= 65530 )); } || fail "BENCH_PORT='$PORT' must be within 1024..65530"
 case "$MATRIX" in
   full) CONFIGS=("ultrafast 1" "ultrafast 2" "veryfast 1" "veryfast 2") ;;
   quick) CONFIGS=("ultrafast 1" "veryfast 1") ;;
@@ -56,8 +56,8 @@ case "$MATRIX" in
 esac
 [[ "$OPUS_COMPLEXITY" =~ ^([0-9]|10)$ ]] || fail "BENCH_OPUS_COMPLEXITY='$OPUS_COMPLEXITY' must be a whole number within 0..10"
 [[ "$INSTRUCTIONS" =~ ^[01]$ ]] || fail "BENCH_INSTRUCTIONS='$INSTRUCTIONS' must be 0 or 1"
-[[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )) || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
-[[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )) ||
+{ [[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )); } || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
+{ [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )); } ||
   fail "BENCH_ROOM_PORT='$ROOM_PORT' must be even, from 1024, with room for $ROOM blocks of four ports"
 
 bash scripts/setup.sh bench
@@ -209,7 +209,7 @@ if [ "$MACRO" = 1 ]; then
     case "$tool" in floor*) ;; *) stop_sink 0.2 ;; esac
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
     local summary
-    summary=$(cat "$dir/time.txt" 2>/dev/null | tail -1)
+    summary=$(tail -1 "$dir/time.txt" 2>/dev/null)
     printf 'bench: run %s/%s  %-11s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
       "$run" "$RUNS" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
   }

@@ -1,4 +1,5 @@
 """Medians and table cells shared by the benchmark reports (bench-report.py, capture-bench.sh)."""
+
 import statistics
 
 NOISY = 0.25  # a row whose range exceeds 25 % of its median is flagged

@@ -10,12 +10,17 @@ export SWIFT_BACKTRACE=enable=no
 
 cd "$(dirname "$0")/../Fuzz"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
-TARGETS=(${FUZZ_TARGETS:-$(ls Sources)})
+# FUZZ_TARGETS is a list separated by blanks ("FuzzSDP FuzzRTCP"); without it, every Sources/ entry.
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  read -r -d '' -a TARGETS <<<"$FUZZ_TARGETS" || true # read -d '' ends at end of input: status 1
+else
+  mapfile -t TARGETS < <(ls Sources)
+fi
 # swift-driver keeps only the last -sanitize= it is given, and SwiftPM passes its --sanitize list
 # in no fixed order, so with those alone the Swift code gets coverage *or* ASan at random. The
 # combined -Xswiftc flag comes last and carries both; --sanitize stays for linking the runtimes.
 BUILD_FLAGS=(-c release --sanitize=fuzzer --sanitize=address
-  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+  -Xswiftc '-sanitize=fuzzer,address' -Xswiftc -parse-as-library)
 
 for target in "${TARGETS[@]}"; do
   echo "fuzz: building $target"

@@ -55,9 +55,11 @@ PACKAGES=(
   pipewire-pulse             # its pulse server, the one those tests capture from (never a user's)
   wireplumber                # its session manager: links their streams to the null sinks
   dbus-daemon                # the private session bus WirePlumber needs (never a user's)
+  shellcheck                 # make lint: every shell script (scripts/*.sh, .ci/run)
 )
-# simple-whip-server (below) runs on `node`: any Node.js does (this machine may have its own,
-# e.g. Node.js 20 from NodeSource); only without one, Debian's.
+# nodejs: simple-whip-server (below) runs on `node`, and make lint checks the viewer page's
+# script with `node --check`. Any Node.js does (this machine may have its own, e.g. Node.js 20
+# from NodeSource, which Debian's nodejs would conflict with); only without one, Debian's.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
 
 if [ "${1:-}" = "bench" ]; then
@@ -137,11 +139,13 @@ fi
 # The aiortc test peer (Tests/Peers/aiortc_subscriber.py) runs in out/venv, made from the system
 # Python with exact versions, so every machine runs the same peer. aioice is pinned too: the
 # peer replaces its host-address list to gather on 127.0.0.1, which the listed version has.
+# make lint's Python linter lives there too, pinned so that every machine finds the same things.
 VENV_PACKAGES=(
   aiortc==1.16.0  # WebRTC: JSEP offer, ICE (aioice), DTLS-SRTP, H.264 and Opus decoding
   aioice==0.13.0  # aiortc's ICE agent
   av==18.1.0      # PyAV (FFmpeg's decoders, in its own wheel), aiortc's media
   websockets==15.0.1  # the DevTools-protocol connection of Tests/Peers/chromium_viewer.py
+  ruff==0.17.6    # make lint: `ruff check` and `ruff format --check` of scripts/ and Tests/ (ruff.toml)
 )
 VENV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/out/venv"
 have=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)

@@ -4,7 +4,7 @@
 # with the run whatever its outcome. Tests must pass here too: they assert what the design
 # guarantees under load (order, accounting, clocks), not throughput, which `make bench` measures.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 cores=${BUSY_CORES:-1}
 seconds=${BUSY_SECONDS:-3600}
 hogs=()

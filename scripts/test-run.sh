@@ -3,7 +3,7 @@
 # out/test-logs/. When the run fails, the issues it recorded are printed again at the very end,
 # so whoever reads only the last lines of a CI log still sees which test failed and why.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 mkdir -p out/test-logs
 log="out/test-logs/$(date +%Y%m%d-%H%M%S)-$$.log"
 "${SWIFT:-swift}" test --skip-build "$@" 2>&1 | tee "$log"

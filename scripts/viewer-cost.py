@@ -149,7 +149,7 @@ async def main():
     for first in range(0, args.viewers, args.batch):
         batch = [Viewer(index, args) for index in range(first, min(first + args.batch, args.viewers))]
         results = await asyncio.gather(*(viewer.start() for viewer in batch), return_exceptions=True)
-        for viewer, result in zip(batch, results):
+        for viewer, result in zip(batch, results, strict=True):
             if isinstance(result, Exception):
                 failures += 1
                 print(json.dumps({"phase": "failed", "uid": viewer.uid, "error": str(result)}), flush=True)

@@ -97,9 +97,9 @@ class AiortcPeer(room.Peer):
         self.video_ssrc = None
 
     def versions(self):
-        return {
-            name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")
-        } | {"python": sys.version.split()[0]}
+        return {name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")} | {
+            "python": sys.version.split()[0]
+        }
 
     def _watch(self):
         pc = self.pc
@@ -153,7 +153,10 @@ class AiortcPeer(room.Peer):
         if self.pc.iceConnectionState == "failed":
             return "ICE failed"
         if self.pc.connectionState in ("failed", "closed"):
-            return f"the peer connection is {self.pc.connectionState} (ICE {self.pc.iceConnectionState}, DTLS {self.recorder.last_state('dtls')})"
+            return (
+                f"the peer connection is {self.pc.connectionState} "
+                f"(ICE {self.pc.iceConnectionState}, DTLS {self.recorder.last_state('dtls')})"
+            )
         return None
 
     def states(self):

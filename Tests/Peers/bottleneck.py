@@ -42,6 +42,7 @@ standard library only (setns through ctypes); run as root.
 
 import argparse
 import ctypes
+import itertools
 import json
 import math
 import os
@@ -160,25 +161,88 @@ class Bottleneck:
         self.teardown()
         tc = ["tc"]
         run(tc + ["qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb", "default", "20"])
-        run(tc + ["class", "add", "dev", "lo", "parent", "1:", "classid", DEFAULT_CLASS, "htb", "rate", "10gbit",
-                  "ceil", "10gbit", "burst", "1mb", "cburst", "1mb", "quantum", "200000"])
+        run(
+            tc
+            + [
+                "class",
+                "add",
+                "dev",
+                "lo",
+                "parent",
+                "1:",
+                "classid",
+                DEFAULT_CLASS,
+                "htb",
+                "rate",
+                "10gbit",
+                "ceil",
+                "10gbit",
+                "burst",
+                "1mb",
+                "cburst",
+                "1mb",
+                "quantum",
+                "200000",
+            ]
+        )
         run(tc + ["qdisc", "add", "dev", "lo", "parent", DEFAULT_CLASS, "handle", "20:", "pfifo", "limit", "10000"])
-        run(tc + ["class", "add", "dev", "lo", "parent", "1:", "classid", SHAPED, "htb",
-                  "rate", kbit(self.capacity), "ceil", kbit(self.capacity)])
-        run(tc + ["qdisc", "add", "dev", "lo", "parent", SHAPED, "handle", LEAF, "bfifo", "limit",
-                  str(self.queue_bytes)])
-        fw = run(tc + ["filter", "add", "dev", "lo", "parent", "1:", "protocol", "all", "prio", "1", "handle",
-                       hex(MARK), "fw", "flowid", SHAPED], check=False)
+        run(
+            tc
+            + [
+                "class",
+                "add",
+                "dev",
+                "lo",
+                "parent",
+                "1:",
+                "classid",
+                SHAPED,
+                "htb",
+                "rate",
+                kbit(self.capacity),
+                "ceil",
+                kbit(self.capacity),
+            ]
+        )
+        run(
+            tc
+            + ["qdisc", "add", "dev", "lo", "parent", SHAPED, "handle", LEAF, "bfifo", "limit", str(self.queue_bytes)]
+        )
+        fw = run(
+            tc
+            + [
+                "filter",
+                "add",
+                "dev",
+                "lo",
+                "parent",
+                "1:",
+                "protocol",
+                "all",
+                "prio",
+                "1",
+                "handle",
+                hex(MARK),
+                "fw",
+                "flowid",
+                SHAPED,
+            ],
+            check=False,
+        )
         if fw.returncode == 0:
             self.classifier = "fw (mark 0x10)"
         else:
             reason = (fw.stderr.strip().splitlines() or ["?"])[0]
             self.classifier = f"skb priority 1:10, set by the same nft rule (tc's fw filter: {reason})"
-        run(["nft", "-f", "-"], input=(
-            f"table inet {TABLE} {{\n"
-            "  counter offered { }\n"
-            "  chain output { type filter hook output priority mangle; policy accept; }\n"
-            "}\n"))
+        run(
+            ["nft", "-f", "-"],
+            input=(
+                f"table inet {TABLE} {{\n"
+                "  counter offered { }\n"
+                "  chain output { type filter hook output priority mangle; policy accept; }\n"
+                "}\n"
+            ),
+        )
         self.installed = True
 
     def set_match(self, match):
@@ -188,13 +252,34 @@ class Bottleneck:
             raise Failure(f"MATCH '{match}' has characters an nft match does not need")
         run(["nft", "flush", "chain", "inet", TABLE, "output"])
         if match:
-            run(["nft", f"add rule inet {TABLE} output {match} counter name \"offered\" "
-                        f"meta mark set {hex(MARK)} meta priority set {SHAPED}"])
+            run(
+                [
+                    "nft",
+                    f'add rule inet {TABLE} output {match} counter name "offered" '
+                    f"meta mark set {hex(MARK)} meta priority set {SHAPED}",
+                ]
+            )
         self.match = match or None
 
     def set_capacity(self, capacity_kbps):
-        run(["tc", "class", "change", "dev", "lo", "parent", "1:", "classid", SHAPED, "htb",
-             "rate", kbit(capacity_kbps), "ceil", kbit(capacity_kbps)])
+        run(
+            [
+                "tc",
+                "class",
+                "change",
+                "dev",
+                "lo",
+                "parent",
+                "1:",
+                "classid",
+                SHAPED,
+                "htb",
+                "rate",
+                kbit(capacity_kbps),
+                "ceil",
+                kbit(capacity_kbps),
+            ]
+        )
         self.capacity = capacity_kbps
 
     def leaf_stats(self):
@@ -234,7 +319,7 @@ def parse_schedule(text):
             steps.append((float(at), float(rate)))
         except ValueError:
             raise Failure(f"schedule entry '{part}' is not SECONDS:KBITPS") from None
-    if not steps or steps[0][0] != 0 or any(b[0] <= a[0] for a, b in zip(steps, steps[1:])):
+    if not steps or steps[0][0] != 0 or any(b[0] <= a[0] for a, b in itertools.pairwise(steps)):
         raise Failure("the schedule must start at 0 and its times must increase")
     if any(rate <= 0 for _, rate in steps):
         raise Failure("every capacity must be positive")
@@ -284,9 +369,14 @@ def offered_windows(samples, counters, end):
         mean = sent / packets if packets > 0 else (b["bytes"] / b["packets"] if b["packets"] else 1200)
         dropped = drops * mean
         offered = sent + dropped + (b["backlog"] - a["backlog"])
-        w = {"t": r((k - 1) * WINDOW, 2), "end": r(k * WINDOW, 2), "capacity": a["capacity"],
-             "deliveredKbps": r(sent * 8 / dt / 1000), "offeredKbps": r(offered * 8 / dt / 1000),
-             "drops": drops}
+        w = {
+            "t": r((k - 1) * WINDOW, 2),
+            "end": r(k * WINDOW, 2),
+            "capacity": a["capacity"],
+            "deliveredKbps": r(sent * 8 / dt / 1000),
+            "offeredKbps": r(offered * 8 / dt / 1000),
+            "drops": drops,
+        }
         ca, cb = at_or_before(counters, k * WINDOW - WINDOW), at_or_before(counters, k * WINDOW)
         if ca is not None and cb is not None and cb["t"] > ca["t"]:
             w["offeredNftKbps"] = r((cb["bytes"] - ca["bytes"]) * 8 / (cb["t"] - ca["t"]) / 1000)
@@ -337,16 +427,28 @@ def summarize(schedule, samples, counters, settle, end, extra):
             a, b = settled[0], settled[-1]
             delivered = (b["bytes"] - a["bytes"]) * 8 / (b["t"] - a["t"]) / 1000
             delays = [delay_ms(s) for s in settled]
-            phase.update({
-                "deliveredKbps": r(delivered), "utilisation": r(delivered / capacity, 3),
-                "queueDelayMs": {"p50": r(percentile(delays, 50)), "p95": r(percentile(delays, 95)),
-                                 "max": r(max(delays))},
-                "settledDrops": b["drops"] - a["drops"],
-                "settledSeconds": r(b["t"] - a["t"], 2),
-            })
+            phase.update(
+                {
+                    "deliveredKbps": r(delivered),
+                    "utilisation": r(delivered / capacity, 3),
+                    "queueDelayMs": {
+                        "p50": r(percentile(delays, 50)),
+                        "p95": r(percentile(delays, 95)),
+                        "max": r(max(delays)),
+                    },
+                    "settledDrops": b["drops"] - a["drops"],
+                    "settledSeconds": r(b["t"] - a["t"], 2),
+                }
+            )
         else:
-            phase.update({"deliveredKbps": None, "utilisation": None,
-                          "queueDelayMs": {"p50": None, "p95": None, "max": None}, "settledDrops": None})
+            phase.update(
+                {
+                    "deliveredKbps": None,
+                    "utilisation": None,
+                    "queueDelayMs": {"p50": None, "p95": None, "max": None},
+                    "settledDrops": None,
+                }
+            )
         phases.append(phase)
     windows = offered_windows(samples, counters, end)
     steps = []
@@ -354,8 +456,14 @@ def summarize(schedule, samples, counters, settle, end, extra):
         if at >= end:
             break
         until = min(schedule[i + 1][0] if i + 1 < len(schedule) else end, end)
-        steps.append({"at": at, "fromKbps": schedule[i - 1][1] if i else None, "toKbps": capacity,
-                      "trackingSeconds": tracking(windows, at, capacity, until)})
+        steps.append(
+            {
+                "at": at,
+                "fromKbps": schedule[i - 1][1] if i else None,
+                "toKbps": capacity,
+                "trackingSeconds": tracking(windows, at, capacity, until),
+            }
+        )
     after = [delay_ms(s) for s in samples if s["t"] >= settle]
     return {
         **extra,
@@ -365,11 +473,15 @@ def summarize(schedule, samples, counters, settle, end, extra):
         "samples": len(samples),
         "phases": phases,
         "steps": steps,  # the first is the ramp-up from the start of the clock
-        "queueDelayMs": {"p50": r(percentile(after, 50)), "p95": r(percentile(after, 95)),
-                         "max": r(max(after)) if after else None},
+        "queueDelayMs": {
+            "p50": r(percentile(after, 50)),
+            "p95": r(percentile(after, 95)),
+            "max": r(max(after)) if after else None,
+        },
         "drops": samples[-1]["drops"] - samples[0]["drops"] if samples else None,
         "offered": windows,
-        "trackingBand": list(BAND), "trackingHoldSeconds": HOLD,
+        "trackingBand": list(BAND),
+        "trackingHoldSeconds": HOLD,
     }
 
 
@@ -404,8 +516,15 @@ def command_run(args):
     code = 0
     try:
         shaper.setup()
-        emit({"event": "ready", "netns": args.netns, "queueBytes": queue, "classifier": shaper.classifier,
-              "monotonic": time.monotonic()})
+        emit(
+            {
+                "event": "ready",
+                "netns": args.netns,
+                "queueBytes": queue,
+                "classifier": shaper.classifier,
+                "monotonic": time.monotonic(),
+            }
+        )
         match_mtime = None
 
         def poll_match():
@@ -431,6 +550,7 @@ def command_run(args):
             emit({"event": "match", "match": shaper.match, "monotonic": time.monotonic()})
         else:
             poll_match() and emit({"event": "match", "match": shaper.match, "monotonic": time.monotonic()})
+
         def may_start():
             if args.start_on_traffic:
                 return bool(shaper.match) and shaper.offered_counter()[1] > 0
@@ -473,10 +593,23 @@ def command_run(args):
             else:
                 next_sample = time.monotonic()
         end = min(duration, samples[-1]["t"]) if samples else 0
-        summary = summarize(schedule, samples, counters, args.settle, end, {
-            "ok": True, "interrupted": stop.is_set(), "queueBytes": queue, "classifier": shaper.classifier,
-            "match": shaper.match, "startMonotonic": t0, "events": events, "intervalSeconds": args.interval,
-        })
+        summary = summarize(
+            schedule,
+            samples,
+            counters,
+            args.settle,
+            end,
+            {
+                "ok": True,
+                "interrupted": stop.is_set(),
+                "queueBytes": queue,
+                "classifier": shaper.classifier,
+                "match": shaper.match,
+                "startMonotonic": t0,
+                "events": events,
+                "intervalSeconds": args.interval,
+            },
+        )
     except Failure as error:
         code = 1
         summary = {"ok": False, "error": str(error), "startMonotonic": t0, "samples": len(samples)}
@@ -561,8 +694,10 @@ def command_selftest(args):
             sinks = {p: Sink(p) for p in (51300, 51301)}
             for s in sinks.values():
                 s.start()
-            threads = [threading.Thread(target=blast, args=(51234, 51300, offered, seconds)),
-                       threading.Thread(target=blast, args=(51235, 51301, offered, seconds))]
+            threads = [
+                threading.Thread(target=blast, args=(51234, 51300, offered, seconds)),
+                threading.Thread(target=blast, args=(51235, 51301, offered, seconds)),
+            ]
             t = time.monotonic()
             for th in threads:
                 th.start()
@@ -578,23 +713,38 @@ def command_selftest(args):
             expected = capacity * 1000 / 8 * elapsed
             default_sent = re.search(r"class htb 1:20 .*?\n Sent (\d+) bytes (\d+) pkt", text, re.S)
             part1 = {
-                "capacityKbps": capacity, "offeredKbps": offered, "seconds": round(elapsed, 3), "queueBytes": queue,
+                "capacityKbps": capacity,
+                "offeredKbps": offered,
+                "seconds": round(elapsed, 3),
+                "queueBytes": queue,
                 "classifier": shaper.classifier,
-                "shaped": {"sentBytes": leaf["bytes"], "expectedBytes": round(expected),
-                           "ratio": round(leaf["bytes"] / expected, 3),
-                           "deliveredKbps": round(leaf["bytes"] * 8 / elapsed / 1000, 1),
-                           "packets": leaf["packets"], "drops": leaf["drops"], "backlogBytes": leaf["backlog"],
-                           "qlen": leaf["qlen"], "nftOfferedBytes": nft_bytes, "nftOfferedPackets": nft_packets,
-                           "receivedBytes": sinks[51300].bytes},
-                "unmarked": {"receivedBytes": sinks[51301].bytes,
-                             "receivedKbps": round(sinks[51301].bytes * 8 / elapsed / 1000, 1),
-                             "defaultClassSentBytes": int(default_sent.group(1)) if default_sent else None},
+                "shaped": {
+                    "sentBytes": leaf["bytes"],
+                    "expectedBytes": round(expected),
+                    "ratio": round(leaf["bytes"] / expected, 3),
+                    "deliveredKbps": round(leaf["bytes"] * 8 / elapsed / 1000, 1),
+                    "packets": leaf["packets"],
+                    "drops": leaf["drops"],
+                    "backlogBytes": leaf["backlog"],
+                    "qlen": leaf["qlen"],
+                    "nftOfferedBytes": nft_bytes,
+                    "nftOfferedPackets": nft_packets,
+                    "receivedBytes": sinks[51300].bytes,
+                },
+                "unmarked": {
+                    "receivedBytes": sinks[51301].bytes,
+                    "receivedKbps": round(sinks[51301].bytes * 8 / elapsed / 1000, 1),
+                    "defaultClassSentBytes": int(default_sent.group(1)) if default_sent else None,
+                },
             }
         finally:
             shaper.teardown()
-        ok1 = (0.85 <= part1["shaped"]["ratio"] <= 1.2 and part1["shaped"]["drops"] > 0
-               and part1["shaped"]["backlogBytes"] > 0.5 * queue
-               and part1["unmarked"]["receivedKbps"] > 0.8 * offered)
+        ok1 = (
+            0.85 <= part1["shaped"]["ratio"] <= 1.2
+            and part1["shaped"]["drops"] > 0
+            and part1["shaped"]["backlogBytes"] > 0.5 * queue
+            and part1["unmarked"]["receivedKbps"] > 0.8 * offered
+        )
         part1["ok"] = ok1
         report["direct"] = part1
         # Part 2: `run` as a background process: match file written late, schedule 2000 -> 1000
@@ -602,10 +752,29 @@ def command_selftest(args):
         with tempfile.TemporaryDirectory(prefix="bottleneck-selftest-") as tmp:
             match_file = os.path.join(tmp, "match")
             proc = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "run", "--netns", name, "--schedule", "0:2000,3:1000",
-                 "--duration", "6", "--settle", "1", "--match-file", match_file, "--start-on-match",
-                 "--out", os.path.join(tmp, "summary.json"), "--samples", os.path.join(tmp, "samples.jsonl")],
-                stdout=subprocess.PIPE, text=True)
+                [
+                    sys.executable,
+                    os.path.abspath(__file__),
+                    "run",
+                    "--netns",
+                    name,
+                    "--schedule",
+                    "0:2000,3:1000",
+                    "--duration",
+                    "6",
+                    "--settle",
+                    "1",
+                    "--match-file",
+                    match_file,
+                    "--start-on-match",
+                    "--out",
+                    os.path.join(tmp, "summary.json"),
+                    "--samples",
+                    os.path.join(tmp, "samples.jsonl"),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             line = proc.stdout.readline()
             if '"ready"' not in line:
                 proc.kill()
@@ -623,14 +792,24 @@ def command_selftest(args):
             summary = json.loads(out.strip().splitlines()[-1])
             samples = sum(1 for _ in open(os.path.join(tmp, "samples.jsonl")))
         p = summary.get("phases", [])
-        part2 = {"phases": [{k: ph.get(k) for k in ("capacityKbps", "deliveredKbps", "utilisation", "queueDelayMs",
-                                                     "settledDrops")} for ph in p],
-                 "steps": summary.get("steps"), "samples": samples, "queueBytes": summary.get("queueBytes"),
-                 "offeredKbpsMedian": percentile([w["offeredKbps"] for w in summary.get("offered", [])], 50),
-                 "offeredNftKbpsMedian": percentile([w["offeredNftKbps"] for w in summary.get("offered", [])
-                                                     if "offeredNftKbps" in w], 50)}
-        ok2 = (len(p) == 2 and all(ph["utilisation"] and 0.9 <= ph["utilisation"] <= 1.1 for ph in p)
-               and p[1]["queueDelayMs"]["p50"] > 300)  # 62500 bytes at 1 Mbit/s = 500 ms, full
+        part2 = {
+            "phases": [
+                {k: ph.get(k) for k in ("capacityKbps", "deliveredKbps", "utilisation", "queueDelayMs", "settledDrops")}
+                for ph in p
+            ],
+            "steps": summary.get("steps"),
+            "samples": samples,
+            "queueBytes": summary.get("queueBytes"),
+            "offeredKbpsMedian": percentile([w["offeredKbps"] for w in summary.get("offered", [])], 50),
+            "offeredNftKbpsMedian": percentile(
+                [w["offeredNftKbps"] for w in summary.get("offered", []) if "offeredNftKbps" in w], 50
+            ),
+        }
+        ok2 = (
+            len(p) == 2
+            and all(ph["utilisation"] and 0.9 <= ph["utilisation"] <= 1.1 for ph in p)
+            and p[1]["queueDelayMs"]["p50"] > 300
+        )  # 62500 bytes at 1 Mbit/s = 500 ms, full
         part2["ok"] = ok2
         report["run"] = part2
         report["ok"] = ok1 and ok2
@@ -650,8 +829,11 @@ def main():
     st = sub.add_parser("selftest", help="check that marked UDP on 127.0.0.1 is shaped (own namespace)")
     st.add_argument("--netns", help="an existing rtc-* namespace (default: a fresh one, deleted after)")
     rp = sub.add_parser("run", help="shape lo by a schedule, sample, summarise")
-    rp.add_argument("--netns", help="the rtc-* namespace (in /run/netns) to shape; default: the one this "
-                    "process runs in, which must be such a namespace")
+    rp.add_argument(
+        "--netns",
+        help="the rtc-* namespace (in /run/netns) to shape; default: the one this "
+        "process runs in, which must be such a namespace",
+    )
     rp.add_argument("--schedule", default="0:3000,20:1000,40:3000", help="SECONDS:KBITPS,... (default %(default)s)")
     rp.add_argument("--queue-bytes", type=int, help="bfifo limit (default: 250 ms at the top capacity)")
     rp.add_argument("--settle", type=float, default=5.0, help="seconds after each phase start left out (default 5)")
@@ -660,9 +842,12 @@ def main():
     rp.add_argument("--match", help="nft match of the shaped packets, e.g. 'udp sport 40000-40999'")
     rp.add_argument("--match-file", help="a file holding the match; polled, the rule follows its changes")
     start = rp.add_mutually_exclusive_group()
-    start.add_argument("--start-on-match", action="store_true", help="start the schedule's clock once the match is known")
-    start.add_argument("--start-on-traffic", action="store_true",
-                       help="start the schedule's clock at the first packet the rule counts")
+    start.add_argument(
+        "--start-on-match", action="store_true", help="start the schedule's clock once the match is known"
+    )
+    start.add_argument(
+        "--start-on-traffic", action="store_true", help="start the schedule's clock at the first packet the rule counts"
+    )
     rp.add_argument("--out", help="write the summary JSON here too")
     rp.add_argument("--samples", help="raw samples, JSON lines")
     args = parser.parse_args()

@@ -28,6 +28,7 @@ Python 3.11 + `websockets` (out/venv); reuses chromium_viewer.py's Browser and T
 import argparse
 import asyncio
 import http.server
+import itertools
 import json
 import os
 import re
@@ -67,11 +68,21 @@ def parse_arguments():
     p.add_argument("--no-bottleneck", action="store_true", help="no shaping (a baseline run)")
     p.add_argument("--codec", choices=("h264", "vp8"), default="h264", help="preferred codec (default h264)")
     p.add_argument("--max-bitrate-kbps", type=int, default=5000, help="the encoding's maxBitrate (default 5000)")
-    p.add_argument("--content-hint", choices=("", "motion", "detail", "text"), default="",
-                   help="the track's contentHint (default none: a camera)")
-    p.add_argument("--degradation", choices=("", "balanced", "maintain-framerate", "maintain-resolution"), default="",
-                   help="the sender's degradationPreference (default: Chromium's own)")
-    p.add_argument("--size", default="1280x720", help="the camera's WIDTHxHEIGHT asked of getUserMedia (default 1280x720)")
+    p.add_argument(
+        "--content-hint",
+        choices=("", "motion", "detail", "text"),
+        default="",
+        help="the track's contentHint (default none: a camera)",
+    )
+    p.add_argument(
+        "--degradation",
+        choices=("", "balanced", "maintain-framerate", "maintain-resolution"),
+        default="",
+        help="the sender's degradationPreference (default: Chromium's own)",
+    )
+    p.add_argument(
+        "--size", default="1280x720", help="the camera's WIDTHxHEIGHT asked of getUserMedia (default 1280x720)"
+    )
     p.add_argument("--audio", action="store_true", help="also send the fake microphone (Opus)")
     p.add_argument("--fake-video-file", help="a .y4m/.mjpeg for --use-file-for-fake-video-capture")
     p.add_argument("--chromium", default="chromium")
@@ -130,18 +141,36 @@ class BottleneckProcess:
     async def start(self):
         if os.path.exists(self.match_file):
             os.unlink(self.match_file)
-        argv = [sys.executable, os.path.join(HERE, "bottleneck.py"), "run", "--netns", self.args.netns,
-                "--schedule", self.args.schedule, "--settle", str(self.args.settle),
-                "--duration", str(self.args.seconds), "--match-file", self.match_file, "--start-on-match",
-                "--out", self.out_file, "--samples", os.path.join(self.args.out, "bottleneck-samples.jsonl")]
+        argv = [
+            sys.executable,
+            os.path.join(HERE, "bottleneck.py"),
+            "run",
+            "--netns",
+            self.args.netns,
+            "--schedule",
+            self.args.schedule,
+            "--settle",
+            str(self.args.settle),
+            "--duration",
+            str(self.args.seconds),
+            "--match-file",
+            self.match_file,
+            "--start-on-match",
+            "--out",
+            self.out_file,
+            "--samples",
+            os.path.join(self.args.out, "bottleneck-samples.jsonl"),
+        ]
         if self.args.queue_bytes:
             argv += ["--queue-bytes", str(self.args.queue_bytes)]
         with open(os.path.join(self.args.out, "bottleneck.log"), "wb") as log:
-            self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
-                                            text=True, start_new_session=True)
+            self.process = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, start_new_session=True
+            )
         threading.Thread(target=self._read, daemon=True).start()
-        await self._wait(self.ready, READY_TIMEOUT, f"bottleneck.py did not say ready within {READY_TIMEOUT} s "
-                         "(see bottleneck.log)")
+        await self._wait(
+            self.ready, READY_TIMEOUT, f"bottleneck.py did not say ready within {READY_TIMEOUT} s (see bottleneck.log)"
+        )
 
     def _read(self):
         for line in self.process.stdout:
@@ -174,8 +203,9 @@ class BottleneckProcess:
         os.replace(tmp, self.match_file)
 
     async def wait_start(self):
-        await self._wait(self.started, READY_TIMEOUT, "bottleneck.py did not start its clock after the match was "
-                         "written")
+        await self._wait(
+            self.started, READY_TIMEOUT, "bottleneck.py did not start its clock after the match was written"
+        )
         return self.start_monotonic
 
     async def finish(self, timeout):
@@ -231,22 +261,27 @@ def mean(values):
 def summarize(args, polls, final, offset_ms, t0, bn):
     """polls: [{t (s since the clock start), ...page poll}], final: the last full poll."""
     series = []
-    for a, b in zip(polls, polls[1:]):
-        row = {"t": round(b["t"], 2),
-               "receivedKbps": rate_kbps(a, b, ("bytesReceived", "headerBytesReceived"), "inbound"),
-               "sentKbps": rate_kbps(a, b, ("bytesSent", "headerBytesSent"), "outbound"),
-               "retransmittedKbps": rate_kbps(a, b, ("retransmittedBytesSent",), "outbound"),
-               "targetKbps": round(b["outbound"]["targetBitrate"] / 1000) if (b.get("outbound") or {}).get(
-                   "targetBitrate") is not None else None,
-               "availableOutgoingKbps": round(b["pairA"]["availableOutgoingBitrate"] / 1000) if (
-                   b.get("pairA") or {}).get("availableOutgoingBitrate") is not None else None,
-               "rttMs": round(b["pairA"]["currentRoundTripTime"] * 1000, 1) if (b.get("pairA") or {}).get(
-                   "currentRoundTripTime") is not None else None,
-               "fps": (b.get("inbound") or {}).get("framesPerSecond"),
-               "size": f"{(b.get('outbound') or {}).get('frameWidth')}x{(b.get('outbound') or {}).get('frameHeight')}",
-               "qualityLimitation": (b.get("outbound") or {}).get("qualityLimitationReason"),
-               "framesDecoded": delta(a, b, "framesDecoded", "inbound"),
-               "packetsLost": delta(a, b, "packetsLost", "inbound")}
+    for a, b in itertools.pairwise(polls):
+        row = {
+            "t": round(b["t"], 2),
+            "receivedKbps": rate_kbps(a, b, ("bytesReceived", "headerBytesReceived"), "inbound"),
+            "sentKbps": rate_kbps(a, b, ("bytesSent", "headerBytesSent"), "outbound"),
+            "retransmittedKbps": rate_kbps(a, b, ("retransmittedBytesSent",), "outbound"),
+            "targetKbps": round(b["outbound"]["targetBitrate"] / 1000)
+            if (b.get("outbound") or {}).get("targetBitrate") is not None
+            else None,
+            "availableOutgoingKbps": round(b["pairA"]["availableOutgoingBitrate"] / 1000)
+            if (b.get("pairA") or {}).get("availableOutgoingBitrate") is not None
+            else None,
+            "rttMs": round(b["pairA"]["currentRoundTripTime"] * 1000, 1)
+            if (b.get("pairA") or {}).get("currentRoundTripTime") is not None
+            else None,
+            "fps": (b.get("inbound") or {}).get("framesPerSecond"),
+            "size": f"{(b.get('outbound') or {}).get('frameWidth')}x{(b.get('outbound') or {}).get('frameHeight')}",
+            "qualityLimitation": (b.get("outbound") or {}).get("qualityLimitationReason"),
+            "framesDecoded": delta(a, b, "framesDecoded", "inbound"),
+            "packetsLost": delta(a, b, "packetsLost", "inbound"),
+        }
         jd, jc = delta(a, b, "jitterBufferDelay", "inbound"), delta(a, b, "jitterBufferEmittedCount", "inbound")
         row["jitterBufferMs"] = round(jd / jc * 1000, 1) if jd is not None and jc else None
         series.append(row)
@@ -258,8 +293,9 @@ def summarize(args, polls, final, offset_ms, t0, bn):
     if final.get("lastFrameAt") is not None:
         trailing = final["now"] - final["lastFrameAt"]
         if trailing > FREEZE_MS:
-            window_gaps.append({"t": round((final["lastFrameAt"] + offset_ms) / 1000 - t0, 3),
-                                "ms": round(trailing), "open": True})
+            window_gaps.append(
+                {"t": round((final["lastFrameAt"] + offset_ms) / 1000 - t0, 3), "ms": round(trailing), "open": True}
+            )
     phases = []
     for i, (at, capacity) in enumerate(args.schedule_steps):
         if at >= end:
@@ -300,7 +336,8 @@ def summarize(args, polls, final, offset_ms, t0, bn):
         "path": {"local": final.get("local"), "remote": final.get("remote")},
         "phases": phases,
         "freezes": {
-            "count": len(window_gaps), "longestMs": max((g["ms"] for g in window_gaps), default=0),
+            "count": len(window_gaps),
+            "longestMs": max((g["ms"] for g in window_gaps), default=0),
             "list": window_gaps,
             "statsFreezeCount": delta(first, last, "freezeCount", "inbound"),
             "statsTotalFreezesSeconds": round(delta(first, last, "totalFreezesDuration", "inbound") or 0, 3),
@@ -316,16 +353,23 @@ def summarize(args, polls, final, offset_ms, t0, bn):
             "pliCount": delta(first, last, "pliCount", "inbound"),
             "retransmittedBytesSent": delta(first, last, "retransmittedBytesSent", "outbound"),
             "receivedKbps": rate_kbps(first, last, ("bytesReceived", "headerBytesReceived"), "inbound")
-            if first and last.get("t") else None,
-            "jitterBufferMs": round(delta(first, last, "jitterBufferDelay", "inbound") /
-                                    delta(first, last, "jitterBufferEmittedCount", "inbound") * 1000, 1)
-            if inbound0.get("jitterBufferEmittedCount") is not None and delta(
-                first, last, "jitterBufferEmittedCount", "inbound") else None,
+            if first and last.get("t")
+            else None,
+            "jitterBufferMs": round(
+                delta(first, last, "jitterBufferDelay", "inbound")
+                / delta(first, last, "jitterBufferEmittedCount", "inbound")
+                * 1000,
+                1,
+            )
+            if inbound0.get("jitterBufferEmittedCount") is not None
+            and delta(first, last, "jitterBufferEmittedCount", "inbound")
+            else None,
         },
         # Seconds the encoder sent under 80 % of its own target: then the encoder (content, its
         # rate control), not the congestion control, set the rate.
-        "encoderLimitedSeconds": sum(1 for s in series if s["targetKbps"] and s["sentKbps"] is not None
-                                     and s["sentKbps"] < 0.8 * s["targetKbps"]),
+        "encoderLimitedSeconds": sum(
+            1 for s in series if s["targetKbps"] and s["sentKbps"] is not None and s["sentKbps"] < 0.8 * s["targetKbps"]
+        ),
         "availableOutgoingKbps": [s["availableOutgoingKbps"] for s in series],
         "targetKbps": [s["targetKbps"] for s in series],
         "series": series,
@@ -341,9 +385,11 @@ def one_line(s):
         if s.get("bottleneck") and s["bottleneck"].get("phases"):
             b = next((x for x in s["bottleneck"]["phases"] if x["start"] == p["start"]), None)
         q = (b or {}).get("queueDelayMs", {})
-        parts.append(f"{p['capacityKbps']:g}k: rx {p.get('receivedKbps')} kbit/s"
-                     + (f" util {b['utilisation']} q p50/p95 {q.get('p50')}/{q.get('p95')} ms" if b else "")
-                     + f" freezes {p['freezes']}")
+        parts.append(
+            f"{p['capacityKbps']:g}k: rx {p.get('receivedKbps')} kbit/s"
+            + (f" util {b['utilisation']} q p50/p95 {q.get('p50')}/{q.get('p95')} ms" if b else "")
+            + f" freezes {p['freezes']}"
+        )
     parts.append(f"freezes {s['freezes']['count']} longest {s['freezes']['longestMs']} ms")
     return "; ".join(parts)
 
@@ -361,12 +407,23 @@ async def run(args, browser, state):
     tab = Tab(browser, 1, args.out)
     browser.tabs = [tab]
     await tab.open(url)
-    options = {"codec": args.codec, "maxBitrate": args.max_bitrate_kbps * 1000, "contentHint": args.content_hint,
-               "degradation": args.degradation, "audio": args.audio, "width": args.width, "height": args.height}
+    options = {
+        "codec": args.codec,
+        "maxBitrate": args.max_bitrate_kbps * 1000,
+        "contentHint": args.content_hint,
+        "degradation": args.degradation,
+        "audio": args.audio,
+        "width": args.width,
+        "height": args.height,
+    }
     started = await tab.evaluate(f"startPair({json.dumps(options)})")
-    print(f"{PROG}: negotiated {started['codec']}" + (f" ({started['codecFallback']})" if started.get("codecFallback")
-                                                     else "") + f", source {started['source']}", file=sys.stderr,
-          flush=True)
+    print(
+        f"{PROG}: negotiated {started['codec']}"
+        + (f" ({started['codecFallback']})" if started.get("codecFallback") else "")
+        + f", source {started['source']}",
+        file=sys.stderr,
+        flush=True,
+    )
     limit = time.monotonic() + CONNECT_TIMEOUT
     poll = None
     while time.monotonic() < limit:
@@ -375,8 +432,10 @@ async def run(args, browser, state):
             break
         await asyncio.sleep(0.1)
     else:
-        raise Failure(f"no connection and first frame within {CONNECT_TIMEOUT} s "
-                      f"(pcA {poll and poll.get('a')}, frames {poll and poll.get('frames')})")
+        raise Failure(
+            f"no connection and first frame within {CONNECT_TIMEOUT} s "
+            f"(pcA {poll and poll.get('a')}, frames {poll and poll.get('frames')})"
+        )
     port = poll["local"]["port"]
     print(f"{PROG}: connected, pcA {poll['local']} -> {poll.get('remote')}", file=sys.stderr, flush=True)
     if bn:
@@ -404,10 +463,13 @@ async def run(args, browser, state):
         if p["t"] >= args.seconds:
             break
         if k % 10 == 0:
-            print(f"{PROG}: [{p['t']:5.1f}] sent {(p.get('outbound') or {}).get('bytesSent')} B, target "
-                  f"{(p.get('outbound') or {}).get('targetBitrate')}, available "
-                  f"{(p.get('pairA') or {}).get('availableOutgoingBitrate')}, frames {p['frames']}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{PROG}: [{p['t']:5.1f}] sent {(p.get('outbound') or {}).get('bytesSent')} B, target "
+                f"{(p.get('outbound') or {}).get('targetBitrate')}, available "
+                f"{(p.get('pairA') or {}).get('availableOutgoingBitrate')}, frames {p['frames']}",
+                file=sys.stderr,
+                flush=True,
+            )
         k += 1
         await asyncio.sleep(max(0, t0 + k - time.monotonic()))
     final = await tab.evaluate("pollPair(true)")

@@ -21,6 +21,7 @@ non-zero with one line on failure; Chromium is killed on every exit.
 import argparse
 import asyncio
 import base64
+import itertools
 import json
 import os
 import shutil
@@ -145,7 +146,10 @@ class Browser:
         log = open(os.path.join(self.out, "chromium.log"), "wb")
         self.process = subprocess.Popen(
             [self.binary, *CHROMIUM_FLAGS, *self.extra_flags, f"--user-data-dir={self.profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         log.close()
         port_file = os.path.join(self.profile, "DevToolsActivePort")
@@ -267,8 +271,11 @@ class Tab:
         for method in ("Page.enable", "Runtime.enable", "Inspector.enable"):
             await browser.call(method, session=self.session)
         width, height = VIEWPORT
-        await browser.call("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, self.session)
+        await browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            self.session,
+        )
         self.opened_at = time.monotonic()
         navigation = await browser.call("Page.navigate", {"url": url}, self.session)
         if navigation.get("errorText"):
@@ -282,7 +289,8 @@ class Tab:
         if self.crashed:
             raise Failure(f"tab {self.number}: {self.crashed}")
         result = await self.browser.call(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, self.session)
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, self.session
+        )
         if "exceptionDetails" in result:
             raise Failure(f"tab {self.number}: evaluation failed: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
@@ -326,7 +334,7 @@ def window_slice(full, name, count_name, start):
 def order(timecodes):
     """In order = each frame number greater than the one before (mod 2^24 wrap)."""
     backwards = repeats = skipped = 0
-    for a, b in zip(timecodes, timecodes[1:]):
+    for a, b in itertools.pairwise(timecodes):
         step = (b - a) % (1 << 24)
         if step == 0:
             repeats += 1
@@ -346,7 +354,7 @@ def summarize(tab):
     dropped = (end["droppedVideoFrames"] or 0) - (start["droppedVideoFrames"] or 0)
     frame_times, _ = window_slice(end, "frameTimes", "frames", start)
     times = [start["now"]] + frame_times + [end["now"]] if frame_times else []
-    gaps = [(a, b) for a, b in zip(times, times[1:]) if b - a > FREEZE_MS]
+    gaps = [(a, b) for a, b in itertools.pairwise(times) if b - a > FREEZE_MS]
     states = end["viewer"]["states"]  # [{t, state}], page time in ms
 
     def playing_throughout(a, b):  # "playing" at a, and no state change until b
@@ -354,7 +362,7 @@ def summarize(tab):
         return bool(before) and before[-1]["state"] == "playing" and not any(a < s["t"] <= b for s in states)
 
     freezes = [round(b - a) for a, b in gaps if playing_throughout(a, b)]
-    max_gap = max((b - a for a, b in zip(times, times[1:])), default=None)
+    max_gap = max((b - a for a, b in itertools.pairwise(times)), default=None)
     timecodes, truncated = window_slice(end, "timecodes", "timecodes", start)
     g2g, _ = window_slice(end, "glassToGlassMs", "glassToGlass", start)
     s0, s1 = start["stats"] or {}, end["stats"] or {}
@@ -372,35 +380,51 @@ def summarize(tab):
         "windowSeconds": round(seconds, 3),
         "firstFrameMs": round(viewer["firstFrameMs"]) if viewer["firstFrameMs"] is not None else None,
         "playbackQuality": {
-            "totalVideoFrames": end["totalVideoFrames"], "droppedVideoFrames": end["droppedVideoFrames"],
-            "framesInWindow": frames, "droppedInWindow": dropped,
+            "totalVideoFrames": end["totalVideoFrames"],
+            "droppedVideoFrames": end["droppedVideoFrames"],
+            "framesInWindow": frames,
+            "droppedInWindow": dropped,
             "fps": round(frames / seconds, 2) if seconds > 0 else None,
         },
         "currentTime": {
-            "start": start["currentTime"], "end": end["currentTime"],
+            "start": start["currentTime"],
+            "end": end["currentTime"],
             "progress": round((end["currentTime"] or 0) - (start["currentTime"] or 0), 3),
             "paused": end["paused"],
         },
         "frames": {
-            "callbacks": len(frame_times), "fps": round(len(frame_times) / seconds, 2) if seconds > 0 else None,
-            "freezes": len(freezes), "freezeGapsMs": freezes, "maxGapMs": round(max_gap) if max_gap else None,
+            "callbacks": len(frame_times),
+            "fps": round(len(frame_times) / seconds, 2) if seconds > 0 else None,
+            "freezes": len(freezes),
+            "freezeGapsMs": freezes,
+            "maxGapMs": round(max_gap) if max_gap else None,
             "gapsOver500Ms": [round(b - a) for a, b in gaps],
             "statsFreezeCount": s1.get("freezes"),
         },
         "audio": {
-            "arriving": samples > 0 or audio_bytes > 0, "samplesInWindow": samples, "bytesInWindow": audio_bytes,
-            "audioLevel": s1.get("audioLevel"), "concealedSamples": s1.get("concealedSamples"),
+            "arriving": samples > 0 or audio_bytes > 0,
+            "samplesInWindow": samples,
+            "bytesInWindow": audio_bytes,
+            "audioLevel": s1.get("audioLevel"),
+            "concealedSamples": s1.get("concealedSamples"),
             "totalSamplesReceived": s1.get("audioSamples"),
         },
         "timecodes": {
-            "count": len(timecodes), "truncated": truncated, **order(timecodes),
+            "count": len(timecodes),
+            "truncated": truncated,
+            **order(timecodes),
             "misreadsDropped": end["counts"]["misreads"] - start["counts"]["misreads"],
-            "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0), "list": timecodes,
+            "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0),
+            "list": timecodes,
         },
         "glassToGlassMs": {
-            "count": len(g2g), "p50": percentile(g2g, 50), "p95": percentile(g2g, 95),
-            "min": min(g2g) if g2g else None, "max": max(g2g) if g2g else None,
-            "clockOffsetMs": viewer["clockOffsetMs"], "list": g2g,
+            "count": len(g2g),
+            "p50": percentile(g2g, 50),
+            "p95": percentile(g2g, 95),
+            "min": min(g2g) if g2g else None,
+            "max": max(g2g) if g2g else None,
+            "clockOffsetMs": viewer["clockOffsetMs"],
+            "list": g2g,
         },
         "stats": s1,
         "states": [s for s in states if s["t"] >= start["now"] - 1] or states[-1:],
@@ -432,8 +456,11 @@ async def run(args, browser, summary):
     await tabs[0].wait_first_frame(time.monotonic() + FIRST_FRAME_TIMEOUT)
     tabs[0].start = tabs[0].first
     window_start = time.monotonic()
-    print(f"{PROG}: tab 1 shows frames ({tabs[0].first['width']}x{tabs[0].first['height']}), "
-          f"measuring {args.seconds} s", file=sys.stderr, flush=True)
+    print(
+        f"{PROG}: tab 1 shows frames ({tabs[0].first['width']}x{tabs[0].first['height']}), measuring {args.seconds} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
     async def second_tab():
         await asyncio.sleep(args.second_tab_at)
@@ -456,8 +483,12 @@ async def run(args, browser, summary):
             for tab in tabs:
                 if not tab.closed and tab.session:
                     light = await tab.evaluate(LIGHT)
-                    print(f"{PROG}: [{time.monotonic() - window_start:5.1f}] tab {tab.number} {light['status']}, "
-                          f"{light['framesShown']} frames", file=sys.stderr, flush=True)
+                    print(
+                        f"{PROG}: [{time.monotonic() - window_start:5.1f}] tab {tab.number} {light['status']}, "
+                        f"{light['framesShown']} frames",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             if helper and helper.done() and helper.exception():
                 raise helper.exception()
         if helper:
@@ -486,7 +517,9 @@ async def main_async(args, browser, summary):
         for tab in browser.tabs:
             if tab.session and not tab.closed:
                 try:
-                    expression = "window.viewer && {status: viewer.status, counts: viewer.counts, events: viewer.events}"
+                    expression = (
+                        "window.viewer && {status: viewer.status, counts: viewer.counts, events: viewer.events}"
+                    )
                     state = await asyncio.wait_for(tab.evaluate(expression), 3)
                     summary["pages"].append({"tab": tab.number, "pageErrors": tab.page_errors, **(state or {})})
                 except (Failure, TimeoutError, OSError):
@@ -501,7 +534,11 @@ def main():
     args = parse_arguments()
     browser = Browser(args.chromium, args.out, args.trust_spki)
     summary = {
-        "url": args.url, "seconds": args.seconds, "ok": False, "error": None, "chromium": None,
+        "url": args.url,
+        "seconds": args.seconds,
+        "ok": False,
+        "error": None,
+        "chromium": None,
         "tabs": [],  # per tab, over its window (see summarize)
         "pages": [],  # on failure: what each page was doing
     }

@@ -424,7 +424,7 @@ class Signaling:
                 CONNECT_TIMEOUT,
             )
         except (OSError, asyncio.TimeoutError) as error:
-            raise Failure(f"cannot connect to rtc-signal at {host}:{port}: {error or 'timed out'}")
+            raise Failure(f"cannot connect to rtc-signal at {host}:{port}: {error or 'timed out'}") from error
         self.reader_task = asyncio.ensure_future(self._read())
 
     async def _read(self):
@@ -466,7 +466,7 @@ class Signaling:
         try:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
-            raise Failure(f"no reply to {message['type']} from rtc-signal in {timeout:g} s")
+            raise Failure(f"no reply to {message['type']} from rtc-signal in {timeout:g} s") from None
 
     async def keep_alive(self):
         """Pings at a third of the server's idle timeout, as the client library does."""
@@ -606,7 +606,7 @@ async def run_whep(peer, args, recorder):
         try:
             offer = await asyncio.wait_for(peer.make_offer(), GATHER_TIMEOUT)
         except asyncio.TimeoutError:
-            raise Failure(f"ICE gathering did not complete in {GATHER_TIMEOUT} s")
+            raise Failure(f"ICE gathering did not complete in {GATHER_TIMEOUT} s") from None
         recorder.write_file("offer.sdp", offer)
         recorder.mark("offerSent")
         status, headers, body = await session.post(offer)
@@ -673,7 +673,7 @@ async def run(peer, args, recorder):
         try:
             offer = await asyncio.wait_for(peer.make_offer(), GATHER_TIMEOUT)
         except asyncio.TimeoutError:
-            raise Failure(f"ICE gathering did not complete in {GATHER_TIMEOUT} s")
+            raise Failure(f"ICE gathering did not complete in {GATHER_TIMEOUT} s") from None
         recorder.write_file("offer.sdp", offer)
         if f" {args.ice_address} " not in offer:
             raise Failure(f"the offer has no candidate on {args.ice_address} (see offer.sdp)")
@@ -689,7 +689,7 @@ async def run(peer, args, recorder):
         try:
             reply = await asyncio.wait_for(reply, ANSWER_TIMEOUT)
         except asyncio.TimeoutError:
-            raise Failure(f"no answer to subscribe in {ANSWER_TIMEOUT} s")
+            raise Failure(f"no answer to subscribe in {ANSWER_TIMEOUT} s") from None
         if reply.get("type") == "error":
             rejected = {"code": reply.get("code"), "message": reply.get("message")}
             recorder.set("rejected", rejected)
@@ -708,7 +708,7 @@ async def run(peer, args, recorder):
         try:
             await asyncio.wait_for(peer.apply_answer(reply["sdp"]), APPLY_TIMEOUT)
         except asyncio.TimeoutError:
-            raise Failure(f"applying the answer took more than {APPLY_TIMEOUT} s")
+            raise Failure(f"applying the answer took more than {APPLY_TIMEOUT} s") from None
         recorder.mark("answerApplied")
 
         await wait_until(peer, recorder, signaling, CONNECTED_TIMEOUT, peer.connected, "ICE + DTLS connected")

@@ -227,11 +227,7 @@ class WebrtcbinPeer(room.Peer):
         m-section, and without a=ice-options:trickle: webrtcbin 1.22 adds gathered candidates to
         its local description, but not end-of-candidates, and always announces trickle, which
         this peer never does (the offer is complete when it is sent)."""
-        lines = [
-            line
-            for line in sdp.replace("\r\n", "\n").rstrip("\n").split("\n")
-            if line != "a=ice-options:trickle"
-        ]
+        lines = [line for line in sdp.replace("\r\n", "\n").rstrip("\n").split("\n") if line != "a=ice-options:trickle"]
         sections = [i for i, line in enumerate(lines) if line.startswith("m=")]
         if not sections:
             raise room.Failure("webrtcbin made an offer without m-sections")

@@ -63,17 +63,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length > 0 else b""
         url = urllib.parse.urlsplit(self.path)
         authorization = self.headers.get("Authorization")
-        emit({
-            "event": "request",
-            "t": round(time.monotonic() - START, 3),
-            "method": self.command,
-            "path": url.path,
-            "query": url.query,
-            "has_authorization": authorization is not None,
-            "authorization_scheme": authorization.split(" ", 1)[0] if authorization else None,
-            "content_type": self.headers.get("Content-Type"),
-            "body_bytes": len(body),
-        })
+        emit(
+            {
+                "event": "request",
+                "t": round(time.monotonic() - START, 3),
+                "method": self.command,
+                "path": url.path,
+                "query": url.query,
+                "has_authorization": authorization is not None,
+                "authorization_scheme": authorization.split(" ", 1)[0] if authorization else None,
+                "content_type": self.headers.get("Content-Type"),
+                "body_bytes": len(body),
+            }
+        )
         return url.path, url.query
 
     def _answer(self, status, headers=(), body=b""):
@@ -97,8 +99,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 except OSError:
                     data = b""
                 if not data:
-                    emit({"event": "closed", "t": round(time.monotonic() - START, 3),
-                          "path": path})
+                    emit({"event": "closed", "t": round(time.monotonic() - START, 3), "path": path})
                     return
 
     def _route(self):
@@ -108,15 +109,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._answer(200)
             return self._answer(404, [("Content-Type", "text/plain")], b"no such resource\n")
         if path == "/401":
-            return self._answer(401, [("WWW-Authenticate", "Bearer"), ("Content-Type", "text/plain")],
-                                b"unauthorized\n")
+            return self._answer(
+                401, [("WWW-Authenticate", "Bearer"), ("Content-Type", "text/plain")], b"unauthorized\n"
+            )
         if path == "/404":
             return self._answer(404, [("Content-Type", "text/plain")], b"no such endpoint\n")
         if path == "/500":
             return self._answer(500, [("Content-Type", "text/plain")], b"internal error\n")
         if path == "/malformed":
-            return self._answer(201, [("Location", "/resource/x"),
-                                      ("Content-Type", "application/sdp")], NOT_SDP)
+            return self._answer(201, [("Location", "/resource/x"), ("Content-Type", "application/sdp")], NOT_SDP)
         if path == "/loop-a":
             return self._answer(307, [("Location", "/loop-b")])
         if path == "/loop-b":

@@ -32,8 +32,9 @@ class JanusError(RuntimeError):
 
 def http_json(url, body=None, timeout=10):
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=data, method="GET" if body is None else "POST", headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read().decode())
 
@@ -56,8 +57,9 @@ class Janus:
         return reply
 
     def attach(self):
-        return self._janus("%s/%d" % (self.base, self.session),
-                           {"janus": "attach", "plugin": "janus.plugin.videoroom"})["data"]["id"]
+        return self._janus(
+            "%s/%d" % (self.base, self.session), {"janus": "attach", "plugin": "janus.plugin.videoroom"}
+        )["data"]["id"]
 
     def detach(self, handle):
         self._janus("%s/%d/%d" % (self.base, self.session, handle), {"janus": "detach"})
@@ -108,8 +110,12 @@ def create_whip_endpoint(server, endpoint_id, room, token=None, label="rtc-publi
     body = {"id": endpoint_id, "room": room, "label": label}
     if token:
         body["token"] = token
-    req = urllib.request.Request(server + "/whip/create", data=json.dumps(body).encode(),
-                                 method="POST", headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        server + "/whip/create",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=5) as r:
         if r.status != 200:
             raise JanusError("POST /whip/create: %d" % r.status)

@@ -70,8 +70,19 @@ RTP_RANGE_B = "21000-21999"
 WHIP_PORT = 7080
 
 # Everything but the VideoRoom and the HTTP/WebSocket transports stays unloaded.
-OTHER_PLUGINS = ["audiobridge", "duktape", "echotest", "lua", "nosip", "recordplay", "sip",
-                 "streaming", "textroom", "videocall", "voicemail"]
+OTHER_PLUGINS = [
+    "audiobridge",
+    "duktape",
+    "echotest",
+    "lua",
+    "nosip",
+    "recordplay",
+    "sip",
+    "streaming",
+    "textroom",
+    "videocall",
+    "voicemail",
+]
 OTHER_TRANSPORTS = ["mqtt", "nanomsg", "pfunix", "rabbitmq"]
 
 
@@ -89,6 +100,7 @@ def run(*cmd, check=True):
 
 # --- the network namespace --------------------------------------------------------------------
 
+
 def make_namespace(ns):
     run("ip", "netns", "add", ns)
     try:
@@ -101,8 +113,13 @@ def make_namespace(ns):
         run("ip", "-n", ns, "link", "set", "jv1", "up")
         # Guard: nothing leaves 127.0.0.0/8 (counted, then dropped; read at teardown). And the
         # empty loss chain tests add their rules to.
-        subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], check=True, text=True,
-                       input=NFT_GUARD + NFT_LOSS, stderr=subprocess.PIPE)
+        subprocess.run(
+            ["ip", "netns", "exec", ns, "nft", "-f", "-"],
+            check=True,
+            text=True,
+            input=NFT_GUARD + NFT_LOSS,
+            stderr=subprocess.PIPE,
+        )
     except BaseException:
         run("ip", "netns", "del", ns, check=False)
         raise
@@ -132,8 +149,9 @@ table inet rtc_loss {
 
 def guard_counts(ns):
     """Packets the guard dropped: {"ipv6": n, "outside": n}."""
-    out = subprocess.run(["ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet",
-                          "rtcguard"], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", "rtcguard"], capture_output=True, text=True
+    ).stdout
     counts = {}
     try:
         for item in json.loads(out)["nftables"]:
@@ -170,6 +188,7 @@ def delete_namespace(ns):
 
 
 # --- Janus configuration ----------------------------------------------------------------------
+
 
 def write_janus_config(folder, http_port, admin_port, ws_port, rtp_range, debug_level):
     os.makedirs(folder, exist_ok=True)
@@ -263,6 +282,7 @@ admin: {{
 
 # --- Janus HTTP API ---------------------------------------------------------------------------
 
+
 def create_room(j, room, publishers=16):
     """The room our publisher's stream fits (Janus 1.1.2 VideoRoom `create`): H.264 only, the
     constrained-baseline profile-level-id 42e01f preferred, Opus with in-band FEC. NACK and PLI
@@ -273,12 +293,24 @@ def create_room(j, room, publishers=16):
     frame after a subscriber's PLI is the publisher's answer to it. The header extensions Janus
     can use with a publisher (transport-wide CC, audio level, video orientation, playout delay)
     are allowed: each is used only when the publisher's offer has it."""
-    body = {"request": "create", "room": room, "permanent": False,
-            "description": "rtc-test %d" % room, "publishers": publishers,
-            "videocodec": "h264", "h264_profile": "42e01f", "audiocodec": "opus",
-            "opus_fec": True, "bitrate": 2500000, "fir_freq": 0, "notify_joining": True,
-            "transport_wide_cc_ext": True, "audiolevel_ext": True, "videoorient_ext": True,
-            "playoutdelay_ext": True}
+    body = {
+        "request": "create",
+        "room": room,
+        "permanent": False,
+        "description": "rtc-test %d" % room,
+        "publishers": publishers,
+        "videocodec": "h264",
+        "h264_profile": "42e01f",
+        "audiocodec": "opus",
+        "opus_fec": True,
+        "bitrate": 2500000,
+        "fir_freq": 0,
+        "notify_joining": True,
+        "transport_wide_cc_ext": True,
+        "audiolevel_ext": True,
+        "videoorient_ext": True,
+        "playoutdelay_ext": True,
+    }
     return j.request(body)
 
 
@@ -292,8 +324,9 @@ def publisher_streams(j, room, publisher_id):
     handle = j.attach()
     try:
         with j.lock:
-            j.request({"request": "join", "ptype": "publisher", "room": room, "display": "cascade-probe"},
-                      handle=handle)
+            j.request(
+                {"request": "join", "ptype": "publisher", "room": room, "display": "cascade-probe"}, handle=handle
+            )
             data, _ = j.event(handle)
         for p in data.get("publishers", []):
             if p["id"] == publisher_id:
@@ -308,9 +341,24 @@ def publisher_streams(j, room, publisher_id):
 
 def add_remote_publisher(jb, room, display, streams, iface="127.0.0.1"):
     """On B: a remote publisher whose RTP arrives on B's returned ip/port (and RTCP on rtcp_port)."""
-    keep = ("type", "mindex", "mid", "codec", "disabled", "description", "stereo", "fec", "dtx",
-            "h264-profile", "vp9-profile", "simulcast", "svc", "audiolevel_ext_id",
-            "videoorient_ext_id", "playoutdelay_ext_id")
+    keep = (
+        "type",
+        "mindex",
+        "mid",
+        "codec",
+        "disabled",
+        "description",
+        "stereo",
+        "fec",
+        "dtx",
+        "h264-profile",
+        "vp9-profile",
+        "simulcast",
+        "svc",
+        "audiolevel_ext_id",
+        "videoorient_ext_id",
+        "playoutdelay_ext_id",
+    )
     clean = []
     for s in streams:
         c = {k: s[k] for k in keep if k in s}
@@ -319,23 +367,40 @@ def add_remote_publisher(jb, room, display, streams, iface="127.0.0.1"):
         if c.get("codec") == "h264" and "h264-profile" not in c:
             c["h264-profile"] = s.get("h264_profile") or "42e01f"
         clean.append(c)
-    return jb.request({"request": "add_remote_publisher", "room": room, "display": display,
-                       "iface": iface, "port": 0, "streams": clean})
+    return jb.request(
+        {
+            "request": "add_remote_publisher",
+            "room": room,
+            "display": display,
+            "iface": iface,
+            "port": 0,
+            "streams": clean,
+        }
+    )
 
 
 def publish_remotely(ja, room, publisher_id, remote_id, host, port, rtcp_port):
     """On A: forward the publisher's RTP to B's remote publisher (plain RTP; RTCP back to A)."""
-    return ja.request({"request": "publish_remotely", "room": room, "publisher_id": publisher_id,
-                       "remote_id": remote_id, "host": host, "host_family": "ipv4",
-                       "port": port, "rtcp_port": rtcp_port})
+    return ja.request(
+        {
+            "request": "publish_remotely",
+            "room": room,
+            "publisher_id": publisher_id,
+            "remote_id": remote_id,
+            "host": host,
+            "host_family": "ipv4",
+            "port": port,
+            "rtcp_port": rtcp_port,
+        }
+    )
 
 
 def remove_remote_publisher(jb, room, remote_publisher_id):
-    return jb.request({"request": "remove_remote_publisher", "room": room,
-                       "id": remote_publisher_id})
+    return jb.request({"request": "remove_remote_publisher", "room": room, "id": remote_publisher_id})
 
 
 # --- processes --------------------------------------------------------------------------------
+
 
 def wait_http(url, proc, what, timeout=15):
     deadline = time.time() + timeout
@@ -355,9 +420,12 @@ def start_janus(ns, folder, name, http_port, admin_port, ws_port, rtp_range, deb
     logfile = os.path.join(folder, "janus.log")
     t0 = time.time()
     out = open(os.path.join(folder, "janus.stdout"), "w")
-    proc = subprocess.Popen(["ip", "netns", "exec", ns, "janus", "-F", folder, "-C", conf,
-                             "-o", "-N", "-L", logfile], stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, "janus", "-F", folder, "-C", conf, "-o", "-N", "-L", logfile],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     base = "http://127.0.0.1:%d/janus" % http_port
     info = json.loads(wait_http(base + "/info", proc, "janus " + name))
     took = time.time() - t0
@@ -371,19 +439,44 @@ def start_whip_server(ns, folder, port, janus_ws):
     for f in ("server.js", "whip-janus.js"):
         shutil.copy(os.path.join(src, f), os.path.join(folder, f))
     with open(os.path.join(folder, "config.js"), "w") as f:  # the package's is a link to /etc
-        f.write("module.exports = %s;\n" % json.dumps({
-            "janus": {"address": janus_ws}, "port": port, "rest": "/whip",
-            "allowTrickle": True, "strictETags": False, "iceServers": []}, indent=1))
-    env = dict(os.environ, NODE_PATH=":".join([
-        os.path.join(PREFIX, "usr", "share", "nodejs"),
-        os.path.join(PREFIX, "usr", "lib", "x86_64-linux-gnu", "nodejs")]),
+        f.write(
+            "module.exports = %s;\n"
+            % json.dumps(
+                {
+                    "janus": {"address": janus_ws},
+                    "port": port,
+                    "rest": "/whip",
+                    "allowTrickle": True,
+                    "strictETags": False,
+                    "iceServers": [],
+                },
+                indent=1,
+            )
+        )
+    env = dict(
+        os.environ,
+        NODE_PATH=":".join(
+            [
+                os.path.join(PREFIX, "usr", "share", "nodejs"),
+                os.path.join(PREFIX, "usr", "lib", "x86_64-linux-gnu", "nodejs"),
+            ]
+        ),
         # Its log (whip/whip.log) names each endpoint's requests and sessions: "[ID] Publishing
         # to WHIP endpoint", "[ID] Terminating WHIP session" (a DELETE), "[ID] PeerConnection
         # detected as closed" (Janus hung up), and the offers it got.
-        NODE_ENV="production", DEBUG="whip:*", DEBUG_COLORS="no")
+        NODE_ENV="production",
+        DEBUG="whip:*",
+        DEBUG_COLORS="no",
+    )
     out = open(os.path.join(folder, "whip.log"), "w")
-    proc = subprocess.Popen(["ip", "netns", "exec", ns, "node", "server.js"], cwd=folder, env=env,
-                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", ns, "node", "server.js"],
+        cwd=folder,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     wait_http("http://127.0.0.1:%d/whip/healthcheck" % port, proc, "simple-whip-server")
     # It answers before its Janus WebSocket session exists: wait for "[ 'Janus OK', ... ]".
     deadline = time.time() + 10
@@ -410,6 +503,7 @@ def stop(proc, name):
 
 # --- main -------------------------------------------------------------------------------------
 
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ns", default="rtcjanus%d" % os.getpid())
@@ -425,12 +519,13 @@ def main():
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     # ip and nft live in sbin, which a test runner's PATH may lack.
     path = os.environ.get("PATH", "").split(":")
-    os.environ["PATH"] = ":".join(path + [d for d in ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
-                                          if d not in path])
+    os.environ["PATH"] = ":".join(path + [d for d in ("/usr/sbin", "/sbin", "/usr/bin", "/bin") if d not in path])
     if os.geteuid() != 0:
         sys.exit("janus_room: needs root (ip netns)")
-    if not os.path.exists(os.path.join(PREFIX, "usr/share/simple-whip-server/src/server.js")) \
-            or shutil.which("janus") is None:
+    if (
+        not os.path.exists(os.path.join(PREFIX, "usr/share/simple-whip-server/src/server.js"))
+        or shutil.which("janus") is None
+    ):
         sys.exit("janus_room: janus or simple-whip-server missing: run scripts/setup.sh first")
 
     workdir = args.workdir or os.path.join(ROOT, "out", "janus", "run-" + args.ns)
@@ -450,30 +545,42 @@ def main():
     make_namespace(args.ns)
     try:
         enter_namespace(args.ns)
-        pa, base_a, took_a = start_janus(args.ns, os.path.join(workdir, "A"), "A", 8088, 7088,
-                                         8188, RTP_RANGE_A, args.debug_level)
+        pa, base_a, took_a = start_janus(
+            args.ns, os.path.join(workdir, "A"), "A", 8088, 7088, 8188, RTP_RANGE_A, args.debug_level
+        )
         procs.append(("janus A", pa))
         ja = Janus(base_a)
         create_room(ja, args.room)
         base_b = took_b = None
         if args.cascade:
-            pb, base_b, took_b = start_janus(args.ns, os.path.join(workdir, "B"), "B", 8089, 7089,
-                                             None, RTP_RANGE_B, args.debug_level)
+            pb, base_b, took_b = start_janus(
+                args.ns, os.path.join(workdir, "B"), "B", 8089, 7089, None, RTP_RANGE_B, args.debug_level
+            )
             procs.append(("janus B", pb))
             jb = Janus(base_b)
             create_room(jb, args.room)
-        pw = start_whip_server(args.ns, os.path.join(workdir, "whip"), WHIP_PORT,
-                               "ws://127.0.0.1:8188")
+        pw = start_whip_server(args.ns, os.path.join(workdir, "whip"), WHIP_PORT, "ws://127.0.0.1:8188")
         procs.append(("simple-whip-server", pw))
         whip_server = "http://127.0.0.1:%d" % WHIP_PORT
         whip = create_whip_endpoint(whip_server, args.endpoint, args.room, args.token)
-        emit({"event": "ready", "ns": args.ns, "whip": whip, "whip_server": whip_server,
-              "janus": base_a, "janus_b": base_b, "room": args.room, "ice_address": ICE_ADDRESS,
-              "rtp_ports": {"a": RTP_RANGE_A, "b": RTP_RANGE_B if args.cascade else None},
-              "loss": LOSS, "workdir": workdir,
-              "janus_start_s": round(took_a, 3),
-              "janus_b_start_s": None if took_b is None else round(took_b, 3),
-              "ready_s": round(time.time() - t_start, 3)})
+        emit(
+            {
+                "event": "ready",
+                "ns": args.ns,
+                "whip": whip,
+                "whip_server": whip_server,
+                "janus": base_a,
+                "janus_b": base_b,
+                "room": args.room,
+                "ice_address": ICE_ADDRESS,
+                "rtp_ports": {"a": RTP_RANGE_A, "b": RTP_RANGE_B if args.cascade else None},
+                "loss": LOSS,
+                "workdir": workdir,
+                "janus_start_s": round(took_a, 3),
+                "janus_b_start_s": None if took_b is None else round(took_b, 3),
+                "ready_s": round(time.time() - t_start, 3),
+            }
+        )
 
         cascaded = {}  # A publisher id -> B remote publisher id
         last_keepalive = time.time()
@@ -490,8 +597,7 @@ def main():
                     jb.keepalive()
                 last_keepalive = time.time()
             if jb:
-                present = {p["id"]: p for p in list_participants(ja, args.room)
-                           if p.get("publisher")}
+                present = {p["id"]: p for p in list_participants(ja, args.room) if p.get("publisher")}
                 for pid, p in present.items():
                     if pid in cascaded:
                         continue
@@ -499,22 +605,27 @@ def main():
                     if not any(s.get("codec") for s in info.get("streams", [])):
                         continue  # not negotiated yet
                     t0 = time.time()
-                    rb = add_remote_publisher(jb, args.room, p.get("display", "remote"),
-                                              info["streams"])
-                    publish_remotely(ja, args.room, pid, "B-%d" % pid, rb["ip"], rb["port"],
-                                     rb["rtcp_port"])
+                    rb = add_remote_publisher(jb, args.room, p.get("display", "remote"), info["streams"])
+                    publish_remotely(ja, args.room, pid, "B-%d" % pid, rb["ip"], rb["port"], rb["rtcp_port"])
                     cascaded[pid] = rb["id"]
-                    emit({"event": "cascaded", "publisher_a": pid, "publisher_b": rb["id"],
-                          "b_ip": rb["ip"], "b_port": rb["port"], "b_rtcp_port": rb["rtcp_port"],
-                          "streams": info["streams"],
-                          "took_s": round(time.time() - t0, 3)})
+                    emit(
+                        {
+                            "event": "cascaded",
+                            "publisher_a": pid,
+                            "publisher_b": rb["id"],
+                            "b_ip": rb["ip"],
+                            "b_port": rb["port"],
+                            "b_rtcp_port": rb["rtcp_port"],
+                            "streams": info["streams"],
+                            "took_s": round(time.time() - t0, 3),
+                        }
+                    )
                 for pid in [pid for pid in cascaded if pid not in present]:
                     try:
                         remove_remote_publisher(jb, args.room, cascaded[pid])
                     except JanusError as e:
                         log("remove_remote_publisher:", e)
-                    emit({"event": "uncascaded", "publisher_a": pid,
-                          "publisher_b": cascaded.pop(pid)})
+                    emit({"event": "uncascaded", "publisher_a": pid, "publisher_b": cascaded.pop(pid)})
             time.sleep(0.3)
     except Exception as e:
         log("error:", e)

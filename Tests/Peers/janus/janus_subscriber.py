@@ -68,6 +68,7 @@ sys.dont_write_bytecode = True  # keep Tests/Peers free of __pycache__
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
@@ -82,12 +83,12 @@ import room  # noqa: E402
 from janus_api import Janus  # noqa: E402 (this folder)
 
 try:
-    import aiortc_subscriber  # noqa: E402 (Tests/Peers)
     from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
     from aiortc.rtcconfiguration import RTCBundlePolicy  # noqa: E402
+
+    import aiortc_subscriber  # noqa: E402 (Tests/Peers)
 except ImportError as error:
-    print(f"janus_subscriber: {error}: run it with out/venv/bin/python (scripts/setup.sh)",
-          file=sys.stderr)
+    print(f"janus_subscriber: {error}: run it with out/venv/bin/python (scripts/setup.sh)", file=sys.stderr)
     sys.exit(2)
 
 TAIL = 20  # sequence numbers at the end left out of the gap count: too late to be repaired
@@ -182,17 +183,21 @@ class JanusRecorder(room.Recorder):
         missing = [s for s in span if s not in seen]
         gaps = sum(1 for s in missing if s - 1 not in missing)  # runs; missing is sorted
         return {
-            "first": first, "last": last, "tail_left_out": TAIL,
+            "first": first,
+            "last": last,
+            "tail_left_out": TAIL,
             "received": sum(1 for s in span if s in self._received),
             "late": sum(1 for s in span if s in self._late),
             "rtx": sum(1 for s in span if s in self._retransmitted),
-            "missing": len(missing), "gaps": gaps, "unrepaired": missing[:50],
+            "missing": len(missing),
+            "gaps": gaps,
+            "unrepaired": missing[:50],
         }
 
     def timecode_summary(self):
         values = [v for v in self.timecodes if v is not None]
         out_of_order = repeated = 0
-        for (f0, _), (f1, _) in zip(values, values[1:]):
+        for (f0, _), (f1, _) in itertools.pairwise(values):
             if f1 == f0:
                 repeated += 1
             elif f1 < f0:
@@ -206,10 +211,14 @@ class JanusRecorder(room.Recorder):
             if last[1] > first[1]:
                 capture_fps = round((last[0] - first[0]) / ((last[1] - first[1]) / 1000), 2)
         return {
-            "pictures": len(self.timecodes), "readable": len(values),
-            "first": first[0] if first else None, "last": last[0] if last else None,
+            "pictures": len(self.timecodes),
+            "readable": len(values),
+            "first": first[0] if first else None,
+            "last": last[0] if last else None,
             "in_order": out_of_order == 0 and repeated == 0,
-            "out_of_order": out_of_order, "repeated": repeated, "missing": missing,
+            "out_of_order": out_of_order,
+            "repeated": repeated,
+            "missing": missing,
             "capture_fps": capture_fps,
         }
 
@@ -219,19 +228,30 @@ def parse_arguments():
     ap.add_argument("--janus", required=True, help="Janus HTTP API, e.g. http://127.0.0.1:8088/janus")
     ap.add_argument("--room", type=int, required=True)
     ap.add_argument("--feed", type=int, help="the publisher's id (default: the first publisher)")
-    ap.add_argument("--wait-publisher", type=float, default=0, metavar="SECONDS",
-                    help="wait this long for a publisher to appear in the room (default: none)")
-    ap.add_argument("--seconds", type=float, default=4.0,
-                    help="how long to receive, from the first decoded video frame")
-    ap.add_argument("--pli-at", type=float, metavar="SECONDS",
-                    help="send one RTCP PLI for the video's media SSRC this long after the first "
-                    "decoded video frame, and report how long until the next key frame")
+    ap.add_argument(
+        "--wait-publisher",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait this long for a publisher to appear in the room (default: none)",
+    )
+    ap.add_argument(
+        "--seconds", type=float, default=4.0, help="how long to receive, from the first decoded video frame"
+    )
+    ap.add_argument(
+        "--pli-at",
+        type=float,
+        metavar="SECONDS",
+        help="send one RTCP PLI for the video's media SSRC this long after the first "
+        "decoded video frame, and report how long until the next key frame",
+    )
     ap.add_argument("--ice-address", default="127.0.0.2")
     ap.add_argument("--out", metavar="DIR", help="also write summary.json and video.gray there")
     args = ap.parse_args()
     if args.seconds <= 0 or args.wait_publisher < 0 or (args.pli_at is not None and args.pli_at < 0):
-        print("janus_subscriber: --seconds must be positive, --wait-publisher and --pli-at not "
-              "negative", file=sys.stderr)
+        print(
+            "janus_subscriber: --seconds must be positive, --wait-publisher and --pli-at not negative", file=sys.stderr
+        )
         sys.exit(2)
     return args
 
@@ -247,8 +267,9 @@ async def find_feed(janus, args, recorder, run):
             recorder.mark("published")
             return publishers[0]["id"]
         if time.monotonic() >= deadline:
-            raise room.Failure("no publisher in room %d within %g s: %s"
-                               % (args.room, args.wait_publisher, participants))
+            raise room.Failure(
+                "no publisher in room %d within %g s: %s" % (args.room, args.wait_publisher, participants)
+            )
         await asyncio.sleep(0.1)
 
 
@@ -259,39 +280,50 @@ async def subscribe(args, recorder, result):
     try:
         feed = await find_feed(janus, args, recorder, run)
         result["feed"] = feed
-        await run(None, janus.request, {"request": "join", "ptype": "subscriber",
-                                        "room": args.room, "streams": [{"feed": feed}]})
+        await run(
+            None,
+            janus.request,
+            {"request": "join", "ptype": "subscriber", "room": args.room, "streams": [{"feed": feed}]},
+        )
         data, jsep = await run(None, janus.event)
         if not jsep:
             raise room.Failure("Janus's 'attached' event has no offer: %s" % data)
         recorder.mark("offer")
         if args.out:
             recorder.write_file("offer.sdp", jsep["sdp"])
-        result["codecs"] = sorted({line.split()[1] for line in jsep["sdp"].splitlines()
-                                   if line.startswith("a=rtpmap:")}
-                                  & {"H264/90000", "VP8/90000", "opus/48000/2"})
-        peer.pc = RTCPeerConnection(RTCConfiguration(iceServers=[],
-                                                     bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
+        result["codecs"] = sorted(
+            {line.split()[1] for line in jsep["sdp"].splitlines() if line.startswith("a=rtpmap:")}
+            & {"H264/90000", "VP8/90000", "opus/48000/2"}
+        )
+        peer.pc = RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
         peer._watch()
         try:
             await peer.pc.setRemoteDescription(RTCSessionDescription(jsep["sdp"], jsep["type"]))
         except Exception as error:
             print("Janus's offer:\n" + jsep["sdp"], file=sys.stderr)
-            raise room.Failure("aiortc refuses Janus's offer: %r" % error)
+            raise room.Failure("aiortc refuses Janus's offer: %r" % error) from error
         for transceiver in peer.pc.getTransceivers():
             if transceiver.kind == "video":
                 peer.video_receiver = transceiver.receiver
         await peer.pc.setLocalDescription(await peer.pc.createAnswer())
         if args.out:
             recorder.write_file("answer.sdp", peer.pc.localDescription.sdp)
-        await run(None, lambda: janus.request(
-            {"request": "start", "room": args.room},
-            jsep={"type": "answer", "sdp": peer.pc.localDescription.sdp}))
-        await room.wait_until(peer, recorder, NoEvents, room.CONNECTED_TIMEOUT, peer.connected,
-                              "ICE + DTLS connected")
+        await run(
+            None,
+            lambda: janus.request(
+                {"request": "start", "room": args.room}, jsep={"type": "answer", "sdp": peer.pc.localDescription.sdp}
+            ),
+        )
+        await room.wait_until(peer, recorder, NoEvents, room.CONNECTED_TIMEOUT, peer.connected, "ICE + DTLS connected")
         recorder.mark("connected")
-        await room.wait_until(peer, recorder, NoEvents, room.FIRST_FRAME_TIMEOUT,
-                              recorder.first_video_frame.is_set, "a decoded video frame")
+        await room.wait_until(
+            peer,
+            recorder,
+            NoEvents,
+            room.FIRST_FRAME_TIMEOUT,
+            recorder.first_video_frame.is_set,
+            "a decoded video frame",
+        )
         await receive(peer, args, recorder, result, janus)
     finally:
         result["ice"] = peer.pc.iceConnectionState if peer.pc else None
@@ -325,8 +357,7 @@ async def receive(peer, args, recorder, result, janus):
             pli_due = None
             sent, detail = await peer.send_pli()
             recorder.pli(sent, detail)
-            print(f"janus_subscriber: PLI {'sent' if sent else 'NOT sent'}: {detail}",
-                  file=sys.stderr, flush=True)
+            print(f"janus_subscriber: PLI {'sent' if sent else 'NOT sent'}: {detail}", file=sys.stderr, flush=True)
         reason = peer.failure()
         if reason:
             raise room.Failure(f"{reason} while receiving")
@@ -355,12 +386,18 @@ def summarize(args, recorder, result):
     if len(times) > 1 and times[-1]["rtp"] > times[0]["rtp"]:
         fps_rtp = round((len(times) - 1) * 90000 / (times[-1]["rtp"] - times[0]["rtp"]), 2)
     arrivals = recorder.arrivals
-    gap = max((b - a for a, b in zip(arrivals, arrivals[1:])), default=0.0)
+    gap = max((b - a for a, b in itertools.pairwise(arrivals)), default=0.0)
     pli = None
     if args.pli_at is not None:
         sent = s["pli"][0] if s["pli"] else None
-        pli = {"at": args.pli_at, "t": sent and sent["t"], "sent": bool(sent and sent["sent"]),
-               "detail": sent and sent["detail"], "key_frame_t": None, "key_frame_after_ms": None}
+        pli = {
+            "at": args.pli_at,
+            "t": sent and sent["t"],
+            "sent": bool(sent and sent["sent"]),
+            "detail": sent and sent["detail"],
+            "key_frame_t": None,
+            "key_frame_after_ms": None,
+        }
         if sent and sent["sent"]:
             after = [k["t"] for k in video["keyFrames"] if k["t"] >= sent["t"]]
             if after:
@@ -369,23 +406,33 @@ def summarize(args, recorder, result):
     error = s["error"]
     if error is None and frames == 0:
         error = "no video frame decoded"
-    result.update({
-        "ok": error is None, "error": error,
-        "times": dict(s["times"], end=recorder.now()),
-        "window_s": window,
-        "video": {
-            "frames": frames, "width": video["width"], "height": video["height"],
-            "sizes": sorted(recorder._sizes),
-            "fps": round(frames / window, 2) if window > 0 else None,
-            "fps_rtp": fps_rtp, "largest_gap_s": round(gap, 3),
-            "sequence": recorder.sequence_summary(),
-            "key_frames": video["keyFrames"],
-            "timecodes": recorder.timecode_summary(),
-        },
-        "audio": {"frames": audio["frames"], "seconds": audio["seconds"],
-                  "sample_rate": audio["sampleRate"], "channels": audio["channels"]},
-        "pli": pli,
-    })
+    result.update(
+        {
+            "ok": error is None,
+            "error": error,
+            "times": dict(s["times"], end=recorder.now()),
+            "window_s": window,
+            "video": {
+                "frames": frames,
+                "width": video["width"],
+                "height": video["height"],
+                "sizes": sorted(recorder._sizes),
+                "fps": round(frames / window, 2) if window > 0 else None,
+                "fps_rtp": fps_rtp,
+                "largest_gap_s": round(gap, 3),
+                "sequence": recorder.sequence_summary(),
+                "key_frames": video["keyFrames"],
+                "timecodes": recorder.timecode_summary(),
+            },
+            "audio": {
+                "frames": audio["frames"],
+                "seconds": audio["seconds"],
+                "sample_rate": audio["sampleRate"],
+                "channels": audio["channels"],
+            },
+            "pli": pli,
+        }
+    )
     return result
 
 

@@ -77,8 +77,9 @@ def main():
     ap.add_argument("--ice-address", default="127.0.0.2")
     ap.add_argument("--token")
     ap.add_argument("--codec", choices=["h264", "vp8"], default=None)
-    ap.add_argument("--publish-only", action="store_true",
-                    help="only publish for --seconds (or until SIGINT/SIGTERM), then DELETE")
+    ap.add_argument(
+        "--publish-only", action="store_true", help="only publish for --seconds (or until SIGINT/SIGTERM), then DELETE"
+    )
     ap.add_argument("--nack", action="store_true", help="RTX: answer NACKs on the video")
     args = ap.parse_args()
     if args.publish_only:
@@ -92,27 +93,31 @@ def main():
     Gst.init(None)
     codec = args.codec or ("h264" if Gst.ElementFactory.find("openh264enc") else "vp8")
     if codec == "h264":
-        venc = ("openh264enc bitrate=1500000 gop-size=30 complexity=low ! h264parse ! "
-                "rtph264pay config-interval=-1 pt=96 aggregate-mode=zero-latency ! "
-                "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000")
+        venc = (
+            "openh264enc bitrate=1500000 gop-size=30 complexity=low ! h264parse ! "
+            "rtph264pay config-interval=-1 pt=96 aggregate-mode=zero-latency ! "
+            "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000"
+        )
     else:
-        venc = ("vp8enc deadline=1 keyframe-max-dist=30 target-bitrate=1500000 ! rtpvp8pay pt=96 ! "
-                "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000")
+        venc = (
+            "vp8enc deadline=1 keyframe-max-dist=30 target-bitrate=1500000 ! rtpvp8pay pt=96 ! "
+            "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000"
+        )
     pipeline = Gst.parse_launch(
         "webrtcbin name=w bundle-policy=max-bundle "
         "videotestsrc is-live=true pattern=ball ! video/x-raw,width=640,height=360,framerate=30/1 ! "
         "videoconvert ! video/x-raw,format=I420 ! " + venc + " ! w. "
         "audiotestsrc is-live=true wave=sine ! audioconvert ! audioresample ! opusenc ! "
         "rtpopuspay pt=111 ! application/x-rtp,media=audio,encoding-name=OPUS,payload=111,"
-        "clock-rate=48000 ! w.")
+        "clock-rate=48000 ! w."
+    )
     webrtc = pipeline.get_by_name("w")
     ice = webrtc.get_property("ice-agent")  # kept referenced for the process's life
     ice.set_property("ice-tcp", False)
     # libnice's UPnP would send SSDP to its multicast group: nothing may leave 127.0.0.0/8.
     ice.get_property("agent").set_property("upnp", False)
     address = Nice.Address.new()
-    if not address.set_from_string(args.ice_address) or \
-            not ice.get_property("agent").add_local_address(address):
+    if not address.set_from_string(args.ice_address) or not ice.get_property("agent").add_local_address(address):
         raise SystemExit("libnice refuses %s" % args.ice_address)
     candidates = []
     webrtc.connect("on-ice-candidate", lambda _w, m, c: candidates.append((m, c)))
@@ -141,10 +146,10 @@ def main():
             raise SystemExit("ICE gathering did not complete")
         time.sleep(0.01)
     sdp = webrtc.get_property("local-description").sdp.as_text()
-    lines = [l for l in sdp.replace("\r\n", "\n").strip().split("\n") if l != "a=ice-options:trickle"]
-    ms = [i for i, l in enumerate(lines) if l.startswith("m=")]
+    lines = [line for line in sdp.replace("\r\n", "\n").strip().split("\n") if line != "a=ice-options:trickle"]
+    ms = [i for i, line in enumerate(lines) if line.startswith("m=")]
     end = ms[1] if len(ms) > 1 else len(lines)
-    extra = ["a=" + c for m, c in candidates if m == 0 and "a=" + c not in lines[ms[0]:end]]
+    extra = ["a=" + c for m, c in candidates if m == 0 and "a=" + c not in lines[ms[0] : end]]
     lines[end:end] = extra + ["a=end-of-candidates"]
     offer_sdp = "\r\n".join(lines) + "\r\n"
     t_offer = time.time()
@@ -158,21 +163,33 @@ def main():
         status, answer, hdrs = r.status, r.read().decode(), dict(r.headers)
     t_answer = time.time()
     location = urllib.parse.urljoin(args.whip, hdrs.get("Location", ""))
-    emit({"event": "whip_answer", "status": status, "location": location,
-          "etag": hdrs.get("ETag"), "accept_patch": hdrs.get("Accept-Patch"),
-          "link": hdrs.get("Link"), "codec": codec,
-          "offer_s": round(t_offer - t0, 3), "answer_ms": round((t_answer - t_post) * 1000, 1),
-          "answer_candidates": [l for l in answer.splitlines() if l.startswith("a=candidate")],
-          "answer_setup": sorted({l for l in answer.splitlines() if l.startswith("a=setup")})})
+    emit(
+        {
+            "event": "whip_answer",
+            "status": status,
+            "location": location,
+            "etag": hdrs.get("ETag"),
+            "accept_patch": hdrs.get("Accept-Patch"),
+            "link": hdrs.get("Link"),
+            "codec": codec,
+            "offer_s": round(t_offer - t0, 3),
+            "answer_ms": round((t_answer - t_post) * 1000, 1),
+            "answer_candidates": [line for line in answer.splitlines() if line.startswith("a=candidate")],
+            "answer_setup": sorted({line for line in answer.splitlines() if line.startswith("a=setup")}),
+        }
+    )
     _, msg = GstSdp.SDPMessage.new_from_text(answer)
-    promise(webrtc, "set-remote-description",
-            GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, msg))
+    promise(
+        webrtc, "set-remote-description", GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, msg)
+    )
 
     deadline = time.time() + 5
     while webrtc.get_property("connection-state") != GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
         if time.time() > deadline:
-            raise SystemExit("not connected: ice %s, connection %s" % (
-                webrtc.get_property("ice-connection-state"), webrtc.get_property("connection-state")))
+            raise SystemExit(
+                "not connected: ice %s, connection %s"
+                % (webrtc.get_property("ice-connection-state"), webrtc.get_property("connection-state"))
+            )
         time.sleep(0.005)
     t_conn = time.time()
     emit({"event": "connected", "after_answer_ms": round((t_conn - t_answer) * 1000, 1)})
@@ -186,9 +203,14 @@ def main():
         t_del = time.time()
         dreq = urllib.request.Request(location, method="DELETE", headers=headers)
         with urllib.request.urlopen(dreq, timeout=5) as r:
-            emit({"event": "stopped", "delete_status": r.status,
-                  "delete_ms": round((time.time() - t_del) * 1000, 1),
-                  "signalled": bool(stop)})
+            emit(
+                {
+                    "event": "stopped",
+                    "delete_status": r.status,
+                    "delete_ms": round((time.time() - t_del) * 1000, 1),
+                    "signalled": bool(stop),
+                }
+            )
         pipeline.set_state(Gst.State.NULL)
         os._exit(0)
 
@@ -201,12 +223,27 @@ def main():
     sub_seconds = max(1.0, args.seconds - 1.5)
     for name, base in (("A", args.janus), ("B", args.janus_b)):
         if base:
+
             def go(name=name, base=base):
-                p = subprocess.run([py, os.path.join(HERE, "janus_subscriber.py"), "--janus", base,
-                                    "--room", str(args.room), "--seconds", str(sub_seconds),
-                                    "--ice-address", args.ice_address],
-                                   capture_output=True, text=True, timeout=60)
+                p = subprocess.run(
+                    [
+                        py,
+                        os.path.join(HERE, "janus_subscriber.py"),
+                        "--janus",
+                        base,
+                        "--room",
+                        str(args.room),
+                        "--seconds",
+                        str(sub_seconds),
+                        "--ice-address",
+                        args.ice_address,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
                 out[name] = (p.returncode, p.stdout.strip(), p.stderr.strip()[-2000:])
+
             th = threading.Thread(target=go)
             th.start()
             subs.append(th)
@@ -215,9 +252,15 @@ def main():
         th.join()
     ok = True
     for name, (rc, stdout, stderr) in sorted(out.items()):
-        emit({"event": "subscriber", "janus": name, "rc": rc,
-              "result": json.loads(stdout) if stdout.startswith("{") else stdout,
-              "stderr": stderr[-3000:] if rc else ""})
+        emit(
+            {
+                "event": "subscriber",
+                "janus": name,
+                "rc": rc,
+                "result": json.loads(stdout) if stdout.startswith("{") else stdout,
+                "stderr": stderr[-3000:] if rc else "",
+            }
+        )
         ok = ok and rc == 0
 
     stats = promise(webrtc, "get-stats", None).to_string()
@@ -236,9 +279,15 @@ def main():
         dstatus = r.status
     time.sleep(0.5)
     parts_after = janus_participants(args.janus, args.room)
-    emit({"event": "stopped", "sent": sent, "delete_status": dstatus,
-          "delete_ms": round((time.time() - t_del - 0.5) * 1000, 1),
-          "participants_after_delete": parts_after})
+    emit(
+        {
+            "event": "stopped",
+            "sent": sent,
+            "delete_status": dstatus,
+            "delete_ms": round((time.time() - t_del - 0.5) * 1000, 1),
+            "participants_after_delete": parts_after,
+        }
+    )
     pipeline.set_state(Gst.State.NULL)
     os._exit(0 if ok else 1)
 

@@ -15,8 +15,9 @@ Usage:
   srtp_reference.py rtcp SUITE KEYSALT_HEX PACKET_HEX SRTCP_INDEX
 prints the protected packet as hex.
 """
-import hmac
+
 import hashlib
+import hmac
 import struct
 import sys
 
@@ -63,7 +64,7 @@ def protect_rtp(suite, key_salt, packet, roc):
     session_key = kdf(master_key, master_salt, 0x00, 16)
     session_salt = kdf(master_key, master_salt, 0x02, salt_length)
     if aead:
-        iv = bytes(a ^ b for a, b in zip(struct.pack("!HIIH", 0, ssrc, roc, seq), session_salt))
+        iv = bytes(a ^ b for a, b in zip(struct.pack("!HIIH", 0, ssrc, roc, seq), session_salt, strict=True))
         return header + AESGCM(session_key).encrypt(iv, payload, header)
     index = (roc << 16) | seq
     iv = (int.from_bytes(session_salt, "big") << 16) ^ (ssrc << 64) ^ (index << 16)
@@ -82,7 +83,7 @@ def protect_rtcp(suite, key_salt, packet, index):
     session_salt = kdf(master_key, master_salt, 0x05, salt_length)
     e_and_index = struct.pack("!I", 0x80000000 | index)
     if aead:
-        iv = bytes(a ^ b for a, b in zip(struct.pack("!HIHI", 0, ssrc, 0, index), session_salt))
+        iv = bytes(a ^ b for a, b in zip(struct.pack("!HIHI", 0, ssrc, 0, index), session_salt, strict=True))
         return header + AESGCM(session_key).encrypt(iv, payload, header + e_and_index) + e_and_index
     iv = (int.from_bytes(session_salt, "big") << 16) ^ (ssrc << 64) ^ (index << 16)
     encrypted = header + aes_ctr(session_key, iv.to_bytes(16, "big"), payload) + e_and_index

@@ -1,0 +1,55 @@
+"""The tables `scripts/bench.sh` writes into Docs/benchmarks.md, in three steps for each report
+(macro, micro, room, instructions, browser):
+
+  parse      reads what one run left on disk (out/bench/...) and the machine it ran on
+  summarize  turns that into numbers: medians and ranges, ratios, percentiles
+  render     formats those numbers as the Markdown text, and places it in the document
+
+scripts/bench-report.py is the command line; scripts/tests/test_bench_report.py runs the steps
+on a small recorded run (scripts/tests/fixtures/bench-report).
+"""
+
+INPUT_FRAMES = 300  # 10 s at 30 fps, what `rtc-encode generate` writes
+TOOLS = {
+    "rtc-publish": "rtc-publish",
+    "ffmpeg": "FFmpeg",
+    "gstreamer": "GStreamer",
+    "floor": "floor (H264Encoder alone)",
+    "floor-av": "floor (x264 + Opus alone)",
+}
+FLOORS = ("floor", "floor-av")  # `rtc-encode floor` without and with --audio: unpaced only, no sink
+# The macro table's rows, in order.
+MACRO_ROWS = [
+    ("rtc-publish", "paced"),
+    ("ffmpeg", "paced"),
+    ("gstreamer", "paced"),
+    ("rtc-publish", "unpaced"),
+    ("ffmpeg", "unpaced"),
+    ("gstreamer", "unpaced"),
+    ("floor", "unpaced"),
+    ("floor-av", "unpaced"),
+]
+# The rows whose instructions callgrind counts.
+INSTRUCTION_TOOLS = ("rtc-publish", "ffmpeg", "gstreamer", "floor")
+# Which library an instruction was executed in, grouped by the job's stages.
+INSTRUCTION_GROUPS = [
+    ("x264", ("libx264",)),
+    ("Opus", ("libopus",)),
+    (
+        "SRTP and its crypto",
+        (
+            "libsrtp",
+            "libnettle",
+            "libnss3",
+            "libnssutil3",
+            "libsoftokn3",
+            "libfreeblpriv3",
+            "libnspr4",
+            "libplc4",
+            "libplds4",
+            "libgstsrtp",
+        ),
+    ),
+    ("libc", ("libc.so",)),
+    ("start-up (dynamic loader)", ("ld-linux",)),
+]
