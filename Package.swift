@@ -162,6 +162,17 @@ let package = Package(
             ]
         ),
 
+        // rtc-publish's command line: the option groups, the types their values parse into, and
+        // the validation that makes PublishOptions (pure but for the files it checks), so tests
+        // run every bad argument in-process.
+        .target(
+            name: "PublishCommand",
+            dependencies: [
+                "Publisher", "SendEngine", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
+                "SystemAudio", "SignalingProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // rtc-publish: parses and validates, then runs Publisher's PublishSession.
         .executableTarget(
             name: "rtc-publish",
