@@ -173,12 +173,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // rtc-publish: parses and validates, then runs Publisher's PublishSession.
+        // rtc-publish: parses and validates (PublishCommand), then runs Publisher's PublishSession.
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "ProcessSupport", "Media", "SRTP", "Transport", "Ingest",
-                "ICE", "WHIP", "Capture", "SystemAudio",
+                "PublishCommand", "Publisher", "ProcessSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
