@@ -382,6 +382,14 @@ let package = Package(
             name: "PublisherTests",
             dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"]
         ),
+        // rtc-publish's arguments parsed and validated in-process: every bad argument's message.
+        .testTarget(
+            name: "PublishCommandTests",
+            dependencies: [
+                "PublishCommand", "Publisher", "Media", "Transport", "Ingest", "ICE", "WHIP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
