@@ -166,12 +166,22 @@ let package = Package(
             ]
         ),
 
-        // rtc-publish: parses and validates, then runs Publisher's PublishSession.
+        // rtc-publish's command line: the option groups, the types their values parse into, and
+        // the validation that makes PublishOptions (pure but for the files it checks), so tests
+        // run every bad argument in-process.
+        .target(
+            name: "PublishCommand",
+            dependencies: [
+                "Publisher", "SendEngine", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
+                "SystemAudio", "SignalingProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // rtc-publish: parses and validates (PublishCommand), then runs Publisher's PublishSession.
         .executableTarget(
             name: "rtc-publish",
             dependencies: [
-                "Publisher", "ProcessSupport", "Media", "SRTP", "Transport", "Ingest",
-                "ICE", "WHIP", "Capture", "SystemAudio",
+                "PublishCommand", "Publisher", "ProcessSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -380,6 +390,14 @@ let package = Package(
         .testTarget(
             name: "PublisherTests",
             dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"]
+        ),
+        // rtc-publish's arguments parsed and validated in-process: every bad argument's message.
+        .testTarget(
+            name: "PublishCommandTests",
+            dependencies: [
+                "PublishCommand", "Publisher", "Media", "Transport", "Ingest", "ICE", "WHIP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.

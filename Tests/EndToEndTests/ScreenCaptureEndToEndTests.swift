@@ -355,24 +355,23 @@ extension PublishEndToEndTests {
             screen.interrupt()
         }
 
-        /// What cannot be captured is refused at start: status 2 and one line that names it.
+        /// What cannot be captured is refused at start: status 2 and one line that names it. These
+        /// need the X server; the capture options' own mistakes (an empty display name, a region
+        /// that is not one, --fps out of range, a capture option without --video x11) are
+        /// PublishCommandTests.BadArgumentTests.
         @Test func startUpErrorsExitTwoWithOneLine() throws {
             let directory = try TemporaryDirectory()
             let xvfb = try XvfbServer(width: 1280, height: 720)
             _ = try xvfb.run("xrandr", ["--setmonitor", "A", "640/170x720/340+0+0", "none"])
             let cases: [([String], String)] = [
-                (["--video", "x11:", "--no-signal"], "x11:"),
                 (["--video", "x11:\(xvfb.display)9", "--no-signal"], "\(xvfb.display)9"),
                 (
                     ["--video", "x11:\(xvfb.display)", "--no-signal", "--capture-region", "2000x100+0+0"],
                     "2000x100+0+0"
                 ),
                 (["--video", "x11:\(xvfb.display)", "--no-signal", "--capture-region", "2000x100+0+0"], "1280x720"),
-                (["--video", "x11:\(xvfb.display)", "--no-signal", "--capture-region", "20x"], "20x"),
                 (["--video", "x11:\(xvfb.display)", "--no-signal", "--capture-monitor", "Z"], "A"),
                 (["--video", "x11:\(xvfb.display)", "--no-signal", "--capture-window", "0x7fff0001"], "0x7fff0001"),
-                (["--video", "x11:\(xvfb.display)", "--no-signal", "--fps", "61"], "--fps 61"),
-                (["--no-signal", "--capture-region", "20x20+0+0"], "--capture-region needs --video x11"),
             ]
             for (arguments, text) in cases {
                 let run = try BackgroundProcess(

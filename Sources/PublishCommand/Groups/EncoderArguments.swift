@@ -1,0 +1,20 @@
+import ArgumentParser
+import Media
+
+/// The encoders' settings: video bitrates and the rate control's bounds, x264's preset, threads
+/// and key frame interval, Opus's bitrate and complexity.
+public struct EncoderArguments: ParsableArguments {
+    @Option(help: "Video bitrate, kbit/s.") public var videoBitrate = 1800
+    @Option(help: "Lowest video bitrate receivers' loss may push the encoder to, kbit/s.")
+    public var minVideoBitrate = 150
+    @Option(help: "Highest video bitrate the rate control may return to, kbit/s (default: --video-bitrate).")
+    public var maxVideoBitrate: Int?
+    @Option(help: "Opus bitrate, bit/s.") public var audioBitrate = 96_000
+    @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
+    public var audioComplexity = OpusEncoder.defaultComplexity
+    @Option(help: "Frames between key frames (default: 2 s).") public var keyint: Int?
+    @Option(help: "x264 preset.") public var preset = "veryfast"
+    @Option(help: "Encoder threads.") public var threads = 1
+
+    public init() {}
+}
