@@ -83,8 +83,10 @@ let package = Package(
         // and a block comparison as the truth of what changed. Pixels out as borrowed BGRX.
         .target(name: "Capture", dependencies: ["CXCB", "Media"], swiftSettings: pixelLoopsOptimized),
 
-        // libpulse 16: system audio from PulseAudio or PipeWire's pulse server.
-        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // libpulse 16: system audio from PulseAudio or PipeWire's pulse server. Loaded by the first
+        // capture, not linked (Sources/CPulse/shim.h): no pkg-config, which would link it; its
+        // headers are in /usr/include.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // System audio (Docs/capture.md): the default output's monitor (app audio) and the default
         // input (mic) through libpulse on its own thread, stamped with capture time, in bounded
         // queues the media thread drains; a source that goes away is silence until it is back.
@@ -348,7 +350,9 @@ let package = Package(
                 "CXCB", "CYUV", "CPulse", "Media",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Tests/Tools/rtc-testscreen"
+            path: "Tests/Tools/rtc-testscreen",
+            // A test tool: it calls libpulse directly and links it (the product loads it lazily).
+            linkerSettings: [.linkedLibrary("pulse")]
         ),
         .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl"]),
         .testTarget(
