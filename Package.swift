@@ -53,7 +53,10 @@ let package = Package(
         // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module links it).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libnice 0.1.21 (with GLib/GIO): the RFC 8445 ICE agent of GStreamer's webrtcbin and of Janus.
-        .systemLibrary(name: "CNice", pkgConfig: "nice", providers: [.apt(["libnice-dev"])]),
+        // Loaded by the first ICE agent, not linked (Sources/CNice/shim.h): no pkg-config here, as
+        // SwiftPM would link its libraries into every executable; GLib's headers come from
+        // `glibHeaders`, given to each target that loads this module.
+        .systemLibrary(name: "CNice", providers: [.apt(["libnice-dev"])]),
         // Debian's libyuv-dev has no pkg-config file; the module map links "yuv" itself.
         .systemLibrary(name: "CYUV", providers: [.apt(["libyuv-dev"])]),
         // XCB 1.15 with MIT-SHM, XFIXES, RandR and DAMAGE: the X11 screen capture. One module:
@@ -80,8 +83,10 @@ let package = Package(
         // and a block comparison as the truth of what changed. Pixels out as borrowed BGRX.
         .target(name: "Capture", dependencies: ["CXCB", "Media"], swiftSettings: pixelLoopsOptimized),
 
-        // libpulse 16: system audio from PulseAudio or PipeWire's pulse server.
-        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // libpulse 16: system audio from PulseAudio or PipeWire's pulse server. Loaded by the first
+        // capture, not linked (Sources/CPulse/shim.h): no pkg-config, which would link it; its
+        // headers are in /usr/include.
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // System audio (Docs/capture.md): the default output's monitor (app audio) and the default
         // input (mic) through libpulse on its own thread, stamped with capture time, in bounded
         // queues the media thread drains; a source that goes away is silence until it is back.
@@ -105,10 +110,10 @@ let package = Package(
         // ICE (RFC 8445, 7675 consent) through libnice on its own GLib thread: candidates in and out,
         // the selected pair and its socket, datagrams classed by RFC 7983. Knows no DTLS or SRTP.
         // Candidates and credentials are SDP's values (one parser and writer for `a=candidate`).
-        .target(name: "ICE", dependencies: ["CNice", "SDP"]),
+        .target(name: "ICE", dependencies: ["CNice", "SDP"], swiftSettings: glibHeaders),
         // One WebRTC viewer's transport: ICE, then DTLS-SRTP over the selected pair, RFC 7983
         // demux; ends in the SRTP keys and the socket the publisher's destination sends on.
-        .target(name: "WebRTC", dependencies: ["ICE", "DTLS", "JSEP", "Transport"]),
+        .target(name: "WebRTC", dependencies: ["ICE", "DTLS", "JSEP", "Transport"], swiftSettings: glibHeaders),
 
         // UDP sockets for media datagrams (no allocation per packet). Depends on nothing.
         .target(name: "Transport"),
@@ -163,7 +168,8 @@ let package = Package(
                 "SignalingClient", "SignalingProtocol", "Ingest", "Capture", "SystemAudio", "WebRTC", "JSEP", "DTLS",
                 "ICE", "WHIP",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: glibHeaders
         ),
 
         // rtc-publish's command line: the option groups, the types their values parse into, and
@@ -185,6 +191,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: glibHeaders,
             linkerSettings: leanExecutable + linkOrder
         ),
 
@@ -359,7 +366,9 @@ let package = Package(
                 "CXCB", "CYUV", "CPulse", "Media",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Tests/Tools/rtc-testscreen"
+            path: "Tests/Tools/rtc-testscreen",
+            // A test tool: it calls libpulse directly and links it (the product loads it lazily).
+            linkerSettings: [.linkedLibrary("pulse")]
         ),
         .testTarget(name: "CongestionControlTests", dependencies: ["CongestionControl", "RTP"]),
         .testTarget(
@@ -389,7 +398,8 @@ let package = Package(
         .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
         .testTarget(
             name: "PublisherTests",
-            dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"]
+            dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"],
+            swiftSettings: glibHeaders
         ),
         // rtc-publish's arguments parsed and validated in-process: every bad argument's message.
         .testTarget(
@@ -403,8 +413,8 @@ let package = Package(
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
-        .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"]),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"], swiftSettings: glibHeaders),
+        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"], swiftSettings: glibHeaders),
         .testTarget(
             name: "WHIPTests",
             dependencies: [
@@ -445,6 +455,22 @@ let package = Package(
 /// 886x1920: the tests would then measure the build mode, not the product. So these two
 /// modules are optimised in debug builds too (release builds are anyway).
 var pixelLoopsOptimized: [SwiftSetting] { [.unsafeFlags(["-O"], .when(configuration: .debug))] }
+
+/// GLib's two header folders, which the CNice module's headers include: what `pkg-config --cflags
+/// nice` gives, less the folders of libraries libnice's headers do not include. Given here rather
+/// than through CNice's `pkgConfig` because SwiftPM adds a pkg-config package's `Libs` to every
+/// executable depending on it, and libnice and GLib must not be linked: the first ICE agent loads
+/// them (Sources/CNice/shim.h), which keeps their 6 MB of resident pages out of every job without
+/// one. Every target that loads the module, itself or through ICE, needs these (a missing one is
+/// a "'glib.h' file not found" build error).
+var glibHeaders: [SwiftSetting] {
+    #if arch(arm64)
+        let multiarch = "aarch64-linux-gnu"
+    #else
+        let multiarch = "x86_64-linux-gnu"
+    #endif
+    return [.unsafeFlags(["-Xcc", "-I/usr/include/glib-2.0", "-Xcc", "-I/usr/lib/\(multiarch)/glib-2.0/include"])]
+}
 
 /// How the executables are linked on Linux. Both choices cut what the loader maps and touches
 /// at every start; together they take 3 MB off rtc-publish's peak resident memory

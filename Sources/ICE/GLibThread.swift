@@ -17,20 +17,20 @@ final class GLibThread: @unchecked Sendable {
     private var thread: UnsafeMutablePointer<GThread>?
 
     init(name: String) {
-        context = g_main_context_new()
-        loop = g_main_loop_new(context, 0)
+        context = rtc_g_main_context_new()()!
+        loop = rtc_g_main_loop_new()(context, 0)!
         let started = DispatchSemaphore(value: 0)
         let box = Unmanaged.passRetained(StartBox(loop: loop, started: started)).toOpaque()
-        thread = g_thread_new(
+        thread = rtc_g_thread_new()(
             name,
             { raw in
                 let box = Unmanaged<StartBox>.fromOpaque(raw!).takeRetainedValue()
-                let context = g_main_loop_get_context(box.loop)
-                g_main_context_push_thread_default(context)
+                let context = rtc_g_main_loop_get_context()(box.loop)
+                rtc_g_main_context_push_thread_default()(context)
                 // Signal once the loop runs (and so owns the context), not before: a job posted
                 // earlier would still wait for it, but this keeps `sync`'s owner check exact.
-                let idle = g_idle_source_new()
-                g_source_set_callback(
+                let idle = rtc_g_idle_source_new()()
+                rtc_g_source_set_callback()(
                     idle,
                     { raw in
                         Unmanaged<DispatchSemaphore>.fromOpaque(raw!).takeRetainedValue().signal()
@@ -39,10 +39,10 @@ final class GLibThread: @unchecked Sendable {
                     Unmanaged.passRetained(box.started).toOpaque(),
                     nil
                 )
-                g_source_attach(idle, context)
-                g_source_unref(idle)
-                g_main_loop_run(box.loop)
-                g_main_context_pop_thread_default(context)
+                rtc_g_source_attach()(idle, context)
+                rtc_g_source_unref()(idle)
+                rtc_g_main_loop_run()(box.loop)
+                rtc_g_main_context_pop_thread_default()(context)
                 return nil
             },
             box
@@ -73,7 +73,7 @@ final class GLibThread: @unchecked Sendable {
     }
 
     /// Whether the caller is the loop thread (a handler calling back into the agent).
-    var isCurrent: Bool { g_main_context_is_owner(context) != 0 }
+    var isCurrent: Bool { rtc_g_main_context_is_owner()(context) != 0 }
 
     /// Runs `body` on the loop thread and waits for it. Inline when already there.
     func sync<T>(_ body: () -> T) -> T {
@@ -81,9 +81,9 @@ final class GLibThread: @unchecked Sendable {
         return withoutActuallyEscaping(body) { body in
             var result: T?
             let job = Job { result = body() }
-            let idle = g_idle_source_new()
-            g_source_set_priority(idle, G_PRIORITY_DEFAULT)
-            g_source_set_callback(
+            let idle = rtc_g_idle_source_new()()
+            rtc_g_source_set_priority()(idle, G_PRIORITY_DEFAULT)
+            rtc_g_source_set_callback()(
                 idle,
                 { raw in
                     let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
@@ -93,8 +93,8 @@ final class GLibThread: @unchecked Sendable {
                 Unmanaged.passRetained(job).toOpaque(),
                 nil
             )
-            g_source_attach(idle, context)
-            g_source_unref(idle)
+            rtc_g_source_attach()(idle, context)
+            rtc_g_source_unref()(idle)
             job.done.wait()
             return result!
         }
@@ -104,14 +104,14 @@ final class GLibThread: @unchecked Sendable {
     func stop() {
         precondition(!isCurrent, "GLibThread.stop() from its own thread would join itself")
         guard let thread else { return }
-        sync { g_main_loop_quit(loop) }
-        g_thread_join(thread)
+        sync { rtc_g_main_loop_quit()(loop) }
+        rtc_g_thread_join()(thread)
         self.thread = nil
     }
 
     deinit {
         if thread != nil { stop() }
-        g_main_loop_unref(loop)
-        g_main_context_unref(context)
+        rtc_g_main_loop_unref()(loop)
+        rtc_g_main_context_unref()(context)
     }
 }

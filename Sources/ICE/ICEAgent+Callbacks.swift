@@ -83,8 +83,8 @@ extension ICEAgent {
         }
 
         func localCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>, agent: OpaquePointer) {
-            guard let text = nice_agent_generate_local_candidate_sdp(agent, candidate) else { return }
-            defer { g_free(text) }
+            guard let text = rtc_nice_agent_generate_local_candidate_sdp()(agent, candidate) else { return }
+            defer { rtc_g_free()(text) }
             // `a=candidate:…`, read with SDP's candidate parser like every other one.
             let line = String(cString: text)
             let parsed: ICECandidate
@@ -138,11 +138,11 @@ extension ICEAgent {
             rawValue: NICE_AGENT_OPTION_REGULAR_NOMINATION.rawValue | NICE_AGENT_OPTION_ICE_TRICKLE.rawValue
                 | NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue
         )
-        guard let agent = nice_agent_new_full(context, NICE_COMPATIBILITY_RFC5245, options) else {
+        guard let agent = rtc_nice_agent_new_full()(context, NICE_COMPATIBILITY_RFC5245, options) else {
             return .failure(ICEError(.agent, "nice_agent_new_full failed"))
         }
         func fail(_ error: ICEError) -> Result<(OpaquePointer, guint, ICECredentials, Core, [gulong]), ICEError> {
-            g_object_unref(UnsafeMutableRawPointer(agent))
+            rtc_g_object_unref()(UnsafeMutableRawPointer(agent))
             return .failure(error)
         }
         rtc_nice_set_bool(agent, "controlling-mode", configuration.role == .controlling ? 1 : 0)
@@ -159,24 +159,30 @@ extension ICEAgent {
         }
         for address in configuration.localAddresses {
             var niceAddress = NiceAddress()
-            nice_address_init(&niceAddress)
-            guard nice_address_set_from_string(&niceAddress, address) != 0,
-                nice_agent_add_local_address(agent, &niceAddress) != 0
+            rtc_nice_address_init()(&niceAddress)
+            guard rtc_nice_address_set_from_string()(&niceAddress, address) != 0,
+                rtc_nice_agent_add_local_address()(agent, &niceAddress) != 0
             else {
                 return fail(ICEError(.invalidConfiguration, "libnice refused local address \(address)"))
             }
         }
-        let stream = nice_agent_add_stream(agent, componentCount)
+        let stream = rtc_nice_agent_add_stream()(agent, componentCount)
         guard stream != 0 else { return fail(ICEError(.agent, "nice_agent_add_stream failed")) }
         // After the stream exists, before `gather()`; libnice keeps it per component, across restarts.
         if let range = configuration.portRange {
             for component in 1...componentCount {
-                nice_agent_set_port_range(agent, stream, component, guint(range.lowerBound), guint(range.upperBound))
+                rtc_nice_agent_set_port_range()(
+                    agent,
+                    stream,
+                    component,
+                    guint(range.lowerBound),
+                    guint(range.upperBound)
+                )
             }
         }
         if let turn, let server = configuration.turnServer {
             guard
-                nice_agent_set_relay_info(
+                rtc_nice_agent_set_relay_info()(
                     agent,
                     stream,
                     1,
@@ -189,7 +195,8 @@ extension ICEAgent {
             else { return fail(ICEError(.invalidConfiguration, "libnice refused the TURN server \(server)")) }
         }
         if let credentials = configuration.localCredentials {
-            guard nice_agent_set_local_credentials(agent, stream, credentials.ufrag, credentials.password) != 0 else {
+            guard rtc_nice_agent_set_local_credentials()(agent, stream, credentials.ufrag, credentials.password) != 0
+            else {
                 return fail(ICEError(.invalidCredentials, "libnice refused the local credentials"))
             }
         }
@@ -249,7 +256,7 @@ extension ICEAgent {
                 user
             )
         )
-        nice_agent_attach_recv(
+        rtc_nice_agent_attach_recv()(
             agent,
             stream,
             1,
@@ -266,7 +273,7 @@ extension ICEAgent {
     static func selectedPair(_ agent: OpaquePointer, stream: guint) -> ICECandidatePair? {
         var local: UnsafeMutablePointer<NiceCandidate>?
         var remote: UnsafeMutablePointer<NiceCandidate>?
-        guard nice_agent_get_selected_pair(agent, stream, 1, &local, &remote) != 0, let local, let remote else {
+        guard rtc_nice_agent_get_selected_pair()(agent, stream, 1, &local, &remote) != 0, let local, let remote else {
             return nil
         }
         return ICECandidatePair(local: endpoint(local), remote: endpoint(remote))
@@ -274,8 +281,8 @@ extension ICEAgent {
 
     static func endpoint(_ candidate: UnsafeMutablePointer<NiceCandidate>) -> ICEEndpoint {
         var text = [CChar](repeating: 0, count: 64)  // INET6_ADDRSTRLEN is 46
-        nice_address_to_string(&candidate.pointee.addr, &text)
-        let port = UInt16(truncatingIfNeeded: nice_address_get_port(&candidate.pointee.addr))
+        rtc_nice_address_to_string()(&candidate.pointee.addr, &text)
+        let port = UInt16(truncatingIfNeeded: rtc_nice_address_get_port()(&candidate.pointee.addr))
         let type: ICECandidate.CandidateType
         switch candidate.pointee.type {
         case NICE_CANDIDATE_TYPE_SERVER_REFLEXIVE: type = .serverReflexive
@@ -294,12 +301,13 @@ extension ICEAgent {
     static func readLocalCredentials(_ agent: OpaquePointer, stream: guint) throws(ICEError) -> ICECredentials {
         var ufrag: UnsafeMutablePointer<gchar>?
         var password: UnsafeMutablePointer<gchar>?
-        guard nice_agent_get_local_credentials(agent, stream, &ufrag, &password) != 0, let ufrag, let password else {
+        guard rtc_nice_agent_get_local_credentials()(agent, stream, &ufrag, &password) != 0, let ufrag, let password
+        else {
             throw ICEError(.agent, "no local credentials")
         }
         let credentials = try? ICECredentials(ufrag: String(cString: ufrag), password: String(cString: password))
-        g_free(ufrag)
-        g_free(password)
+        rtc_g_free()(ufrag)
+        rtc_g_free()(password)
         guard let credentials else { throw ICEError(.invalidCredentials, "libnice made unusable credentials") }
         return credentials
     }

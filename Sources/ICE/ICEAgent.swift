@@ -18,6 +18,9 @@ import Synchronization
 /// the `.state` events. Datagrams arrive in the receive handler with their RFC 7983 class; send
 /// with `send(_:)`, or, for the media fast path, on `selectedSocket()`.
 ///
+/// The first agent loads libnice and GLib (the process does not link them); when they cannot be
+/// loaded, `init` throws `ICEError.library` with the loader's words.
+///
 /// Always on: consent freshness (RFC 7675; libnice 0.1.21 checks every 4–6 s and declares
 /// consent lost 10 s after the last answer), ICE trickle (so failure waits for the peer's
 /// end-of-candidates), regular nomination (RFC 8445; aggressive nomination is deprecated),
@@ -77,6 +80,9 @@ public final class ICEAgent: @unchecked Sendable {
         onReceive: @escaping ReceiveHandler
     ) throws {
         try configuration.validate()
+        if let problem = Self.libraryProblem {
+            throw ICEError(.library, "libnice and GLib cannot be loaded: \(problem)")
+        }
         let stun = try configuration.stunServer.map { try resolveNumeric($0.host) }
         let turn = try configuration.turnServer.map { try resolveNumeric($0.server.host) }
         self.configuration = configuration
@@ -100,11 +106,17 @@ public final class ICEAgent: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// libnice and GLib are loaded by the first agent, not at start (CNice's shim.h says why), and
+    /// this is where: nil when every function the module calls through `rtc_…()` was found. Every
+    /// such call is made by an agent or for one, after its `init` checked this, so none can find a
+    /// symbol missing.
+    private static let libraryProblem: String? = rtc_nice_load_error().map { String(cString: $0) }
+
     /// Starts gathering: host candidates on the configured addresses, then STUN and TURN.
     /// Candidates come as `.localCandidate` events, then `.gatheringDone`. With
     /// `Configuration.portRange`, a local address with no free port in it makes this throw.
     public func gather() throws {
-        let ok = try onLoop { nice_agent_gather_candidates(agent, streamID) != 0 }
+        let ok = try onLoop { rtc_nice_agent_gather_candidates()(agent, streamID) != 0 }
         guard ok else {
             if let range = configuration.portRange {
                 let ports = "\(range.lowerBound)-\(range.upperBound)"
@@ -120,7 +132,7 @@ public final class ICEAgent: @unchecked Sendable {
     /// `addRemoteCandidates` and `remoteCandidatesComplete`. Returns the new credentials.
     public func restart() throws -> ICECredentials {
         let fresh = try onLoop { () throws -> ICECredentials in
-            guard nice_agent_restart_stream(agent, streamID) != 0 else {
+            guard rtc_nice_agent_restart_stream()(agent, streamID) != 0 else {
                 throw ICEError(.agent, "libnice refused to restart the stream")
             }
             return try Self.readLocalCredentials(agent, stream: streamID)
@@ -137,7 +149,7 @@ public final class ICEAgent: @unchecked Sendable {
     /// libnice and answered once the credentials are known.
     public func setRemoteCredentials(_ credentials: ICECredentials) throws {
         let ok = try onLoop {
-            nice_agent_set_remote_credentials(agent, streamID, credentials.ufrag, credentials.password) != 0
+            rtc_nice_agent_set_remote_credentials()(agent, streamID, credentials.ufrag, credentials.password) != 0
         }
         guard ok else { throw ICEError(.agent, "libnice refused the remote credentials") }
     }
@@ -190,7 +202,7 @@ public final class ICEAgent: @unchecked Sendable {
     /// The peer's end-of-candidates (or a complete, non-trickled candidate list has been given):
     /// from now on, when every check has failed, the agent reports `.failed`.
     public func remoteCandidatesComplete() throws {
-        try onLoop { _ = nice_agent_peer_candidate_gathering_done(agent, streamID) }
+        try onLoop { _ = rtc_nice_agent_peer_candidate_gathering_done()(agent, streamID) }
     }
 
     /// Sends one datagram on the selected pair through libnice (a relayed pair is wrapped in TURN
@@ -201,7 +213,7 @@ public final class ICEAgent: @unchecked Sendable {
         }
         let sent: gint = try stopped.withLock { stopped in
             guard !stopped else { throw ICEError(.stopped, "send after stop") }
-            return nice_agent_send(
+            return rtc_nice_agent_send()(
                 agent,
                 streamID,
                 1,
@@ -225,17 +237,17 @@ public final class ICEAgent: @unchecked Sendable {
     /// change.
     public func selectedSocket() throws -> ICESelectedSocket? {
         try onLoop { () -> ICESelectedSocket? in
-            guard let socket = nice_agent_get_selected_socket(agent, streamID, 1) else { return nil }
+            guard let socket = rtc_nice_agent_get_selected_socket()(agent, streamID, 1) else { return nil }
             var local: UnsafeMutablePointer<NiceCandidate>?
             var remote: UnsafeMutablePointer<NiceCandidate>?
-            guard nice_agent_get_selected_pair(agent, streamID, 1, &local, &remote) != 0, let remote else {
-                g_object_unref(socket)
+            guard rtc_nice_agent_get_selected_pair()(agent, streamID, 1, &local, &remote) != 0, let remote else {
+                rtc_g_object_unref()(socket)
                 return nil
             }
             var storage = sockaddr_storage()
             withUnsafeMutablePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    nice_address_copy_to_sockaddr(&remote.pointee.addr, $0)
+                    rtc_nice_address_copy_to_sockaddr()(&remote.pointee.addr, $0)
                 }
             }
             let length =
@@ -261,9 +273,9 @@ public final class ICEAgent: @unchecked Sendable {
         guard first else { return }
         let closed = DispatchSemaphore(value: 0)
         glib.sync {
-            nice_agent_attach_recv(agent, streamID, 1, glib.context, nil, nil)
-            for handler in signalHandlers { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), handler) }
-            nice_agent_close_async(
+            rtc_nice_agent_attach_recv()(agent, streamID, 1, glib.context, nil, nil)
+            for handler in signalHandlers { rtc_g_signal_handler_disconnect()(UnsafeMutableRawPointer(agent), handler) }
+            rtc_nice_agent_close_async()(
                 agent,
                 { _, _, user in
                     guard let user else { return }
@@ -273,7 +285,7 @@ public final class ICEAgent: @unchecked Sendable {
             )
         }
         _ = closed.wait(timeout: .now() + Self.closeWait)
-        glib.sync { g_object_unref(UnsafeMutableRawPointer(agent)) }
+        glib.sync { rtc_g_object_unref()(UnsafeMutableRawPointer(agent)) }
         glib.stop()
         core.inner.withLock { $0.state = .closed }
         Unmanaged.passUnretained(core).release()
@@ -313,13 +325,13 @@ public final class ICEAgent: @unchecked Sendable {
         guard room else {
             throw ICEError(.tooManyCandidates, "more than \(Self.maximumRemoteCandidates) remote candidates")
         }
-        guard let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamID, line) else {
+        guard let parsed = rtc_nice_agent_parse_remote_candidate_sdp()(agent, streamID, line) else {
             throw ICEError(.invalidCandidate, "libnice cannot parse: \(line.prefix(120))")
         }
-        defer { nice_candidate_free(parsed) }
-        let list = g_slist_append(nil, parsed)
-        defer { g_slist_free(list) }
-        let added = nice_agent_set_remote_candidates(agent, streamID, 1, list)
+        defer { rtc_nice_candidate_free()(parsed) }
+        let list = rtc_g_slist_append()(nil, parsed)
+        defer { rtc_g_slist_free()(list) }
+        let added = rtc_nice_agent_set_remote_candidates()(agent, streamID, 1, list)
         guard added >= 0 else { throw ICEError(.invalidCandidate, "libnice refused \(candidate)") }
         core.inner.withLock { $0.statistics.remoteCandidates += 1 }
         return added > 0
@@ -348,11 +360,11 @@ public final class ICESelectedSocket: @unchecked Sendable {
         remote: ICEEndpoint
     ) {
         self.socket = socket
-        self.fd = g_socket_get_fd(socket)
+        self.fd = rtc_g_socket_get_fd()(socket)
         self.remoteAddress = remoteAddress
         self.remoteAddressLength = remoteAddressLength
         self.remote = remote
     }
 
-    deinit { g_object_unref(socket) }
+    deinit { rtc_g_object_unref()(socket) }
 }

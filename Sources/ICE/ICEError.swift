@@ -15,6 +15,9 @@ public struct ICEError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unresolvable = Code("unresolvable")
         /// libnice refused to create the agent or its stream, or to gather.
         public static let agent = Code("agent")
+        /// libnice or GLib could not be loaded (they are loaded by the first agent): a library or
+        /// one of the functions used is missing. The message has the loader's words.
+        public static let library = Code("library")
         /// ICE credentials outside RFC 8445's ice-chars and lengths.
         public static let invalidCredentials = Code("invalid-credentials")
         /// An `a=candidate` line that the RFC 8839 parser or libnice cannot read, or one too long.

@@ -138,11 +138,14 @@ final class PulseSession: @unchecked Sendable {
         let queueMilliseconds = min(max(configuration.queueMilliseconds, 2 * fragmentMilliseconds), 5_000)
         queueFrames = queueMilliseconds * Self.sampleRate / 1000
         serverName = Self.describeServerTried(configuration.server)
-        guard let mainloop = pa_threaded_mainloop_new() else {
+        if let problem = Self.libraryProblem {
+            throw SystemAudioError(.library, "libpulse cannot be loaded: \(problem)")
+        }
+        guard let mainloop = rtc_pa_threaded_mainloop_new()() else {
             throw SystemAudioError(.library, "pa_threaded_mainloop_new failed")
         }
-        guard let api = pa_threaded_mainloop_get_api(mainloop) else {
-            pa_threaded_mainloop_free(mainloop)
+        guard let api = rtc_pa_threaded_mainloop_get_api()(mainloop) else {
+            rtc_pa_threaded_mainloop_free()(mainloop)
             throw SystemAudioError(.library, "pa_threaded_mainloop_get_api failed")
         }
         self.mainloop = mainloop
@@ -160,6 +163,11 @@ final class PulseSession: @unchecked Sendable {
     }
 
     deinit { shutdown() }
+
+    /// libpulse is loaded by the first session, not at start (CPulse's shim.h says why), and this
+    /// is where: nil when every function this file calls through `rtc_…()` was found. Every such
+    /// call is made by a session, after its `init` checked this, so none can find a symbol missing.
+    private static let libraryProblem: String? = rtc_pulse_load_error().map { String(cString: $0) }
 
     /// The server `init` tries, as a user would recognise it.
     private static func describeServerTried(_ server: String?) -> String {
@@ -179,11 +187,11 @@ final class PulseSession: @unchecked Sendable {
     // MARK: - Connecting (init)
 
     private func connect() throws(SystemAudioError) {
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+        guard rtc_pa_threaded_mainloop_start()(mainloop) >= 0 else {
             throw SystemAudioError(.library, "libpulse's main loop thread did not start")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        rtc_pa_threaded_mainloop_lock()(mainloop)
+        defer { rtc_pa_threaded_mainloop_unlock()(mainloop) }
         guard scheduleTick() else { throw SystemAudioError(.library, "libpulse's main loop has no timer") }
         let deadline = MonotonicClock.now() + Self.connectNanoseconds
         if let failure = openContext() {
@@ -193,17 +201,17 @@ final class PulseSession: @unchecked Sendable {
             )
         }
         // Woken by the callbacks and by every tick, so the deadline is checked at least every 250 ms.
-        while context.map({ pa_context_get_state($0) != PA_CONTEXT_READY }) ?? false,
+        while context.map({ rtc_pa_context_get_state()($0) != PA_CONTEXT_READY }) ?? false,
             contextFailure == nil, MonotonicClock.now() < deadline
         {
-            pa_threaded_mainloop_wait(mainloop)
+            rtc_pa_threaded_mainloop_wait()(mainloop)
         }
-        guard let context, pa_context_get_state(context) == PA_CONTEXT_READY else {
+        guard let context, rtc_pa_context_get_state()(context) == PA_CONTEXT_READY else {
             let why = contextFailure ?? "no answer within 5 s"
             throw SystemAudioError(.serverUnreachable, "cannot connect to the sound server at \(serverName): \(why)")
         }
         while !refreshed, refreshFailure == nil, contextFailure == nil, MonotonicClock.now() < deadline {
-            pa_threaded_mainloop_wait(mainloop)
+            rtc_pa_threaded_mainloop_wait()(mainloop)
         }
         guard refreshed else {
             let why = refreshFailure ?? contextFailure ?? "no answer within 5 s"
@@ -288,8 +296,8 @@ final class PulseSession: @unchecked Sendable {
     // MARK: - Caller's side
 
     func start() {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        rtc_pa_threaded_mainloop_lock()(mainloop)
+        defer { rtc_pa_threaded_mainloop_unlock()(mainloop) }
         guard !started, !finished else { return }
         started = true
         for index in lanes.indices where lanes[index] != nil {
@@ -305,7 +313,7 @@ final class PulseSession: @unchecked Sendable {
             return !shared.finished
         }
         guard first else { return }
-        pa_threaded_mainloop_lock(mainloop)
+        rtc_pa_threaded_mainloop_lock()(mainloop)
         finished = true
         for index in lanes.indices {
             if let stream = lanes[index]?.stream {
@@ -319,9 +327,9 @@ final class PulseSession: @unchecked Sendable {
         freeRetired()
         if let tick, let free = api.pointee.time_free { free(tick) }
         tick = nil
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        rtc_pa_threaded_mainloop_unlock()(mainloop)
+        rtc_pa_threaded_mainloop_stop()(mainloop)
+        rtc_pa_threaded_mainloop_free()(mainloop)
     }
 
     func takeQueued() -> ([AudioChunk], [AudioChunk]) {
@@ -382,25 +390,27 @@ final class PulseSession: @unchecked Sendable {
     }
 
     private func retire(stream: OpaquePointer) {
-        pa_stream_set_state_callback(stream, nil, nil)
-        pa_stream_set_read_callback(stream, nil, nil)
-        if pa_stream_get_state(stream) == PA_STREAM_READY || pa_stream_get_state(stream) == PA_STREAM_CREATING {
-            pa_stream_disconnect(stream)
+        rtc_pa_stream_set_state_callback()(stream, nil, nil)
+        rtc_pa_stream_set_read_callback()(stream, nil, nil)
+        if rtc_pa_stream_get_state()(stream) == PA_STREAM_READY
+            || rtc_pa_stream_get_state()(stream) == PA_STREAM_CREATING
+        {
+            rtc_pa_stream_disconnect()(stream)
         }
         retiredStreams.append(stream)
     }
 
     private func retire(context: OpaquePointer) {
-        pa_context_set_state_callback(context, nil, nil)
-        let state = pa_context_get_state(context)
-        if state != PA_CONTEXT_FAILED, state != PA_CONTEXT_TERMINATED { pa_context_disconnect(context) }
+        rtc_pa_context_set_state_callback()(context, nil, nil)
+        let state = rtc_pa_context_get_state()(context)
+        if state != PA_CONTEXT_FAILED, state != PA_CONTEXT_TERMINATED { rtc_pa_context_disconnect()(context) }
         retiredContexts.append(context)
     }
 
     private func freeRetired() {
-        for stream in retiredStreams { pa_stream_unref(stream) }
+        for stream in retiredStreams { rtc_pa_stream_unref()(stream) }
         retiredStreams.removeAll()
-        for context in retiredContexts { pa_context_unref(context) }
+        for context in retiredContexts { rtc_pa_context_unref()(context) }
         retiredContexts.removeAll()
     }
 
@@ -412,7 +422,7 @@ final class PulseSession: @unchecked Sendable {
     }
 
     private func errorText(_ context: OpaquePointer?) -> String {
-        guard let context, let text = pa_strerror(pa_context_errno(context)) else { return "unknown error" }
+        guard let context, let text = rtc_pa_strerror()(rtc_pa_context_errno()(context)) else { return "unknown error" }
         return String(cString: text)
     }
 
@@ -421,7 +431,7 @@ final class PulseSession: @unchecked Sendable {
     private func scheduleTick() -> Bool {
         var when = timeval()
         gettimeofday(&when, nil)
-        pa_timeval_add(&when, Self.tickMicroseconds)
+        rtc_pa_timeval_add()(&when, Self.tickMicroseconds)
         if let tick {
             guard let restart = api.pointee.time_restart else { return false }
             restart(tick, &when)
@@ -440,7 +450,7 @@ final class PulseSession: @unchecked Sendable {
     private func onTick() {
         freeRetired()
         // Wakes `connect`'s bounded wait.
-        pa_threaded_mainloop_signal(mainloop, 0)
+        rtc_pa_threaded_mainloop_signal()(mainloop, 0)
         guard !finished else { return }
         _ = scheduleTick()
         guard started else { return }
@@ -452,7 +462,7 @@ final class PulseSession: @unchecked Sendable {
             }
             return
         }
-        guard pa_context_get_state(context) == PA_CONTEXT_READY else { return }
+        guard rtc_pa_context_get_state()(context) == PA_CONTEXT_READY else { return }
         let waiting = lanes.contains { lane in lane.map { $0.stream == nil && now >= $0.nextRetry } ?? false }
         if waiting, !refreshing {
             for index in lanes.indices where lanes[index]?.stream == nil {
@@ -472,12 +482,13 @@ final class PulseSession: @unchecked Sendable {
     private func checkStalls(now: UInt64) {
         let due = UInt64(2 * fragmentMilliseconds + 100) * 1_000_000
         for index in lanes.indices {
-            guard let lane = lanes[index], let stream = lane.stream, pa_stream_get_state(stream) == PA_STREAM_READY
+            guard let lane = lanes[index], let stream = lane.stream,
+                rtc_pa_stream_get_state()(stream) == PA_STREAM_READY
             else { continue }
             guard lane.lastData != 0 else {
                 if now &- lane.readyTime > Self.firstDataNanoseconds, lane.condition == .capturing {
                     lanes[index]?.troubled = true
-                    let name = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? lane.requested
+                    let name = rtc_pa_stream_get_device_name()(stream).map { String(cString: $0) } ?? lane.requested
                     transition(index, to: .silent("no data"), event: "no data from \(name) yet; silent until it comes")
                 }
                 continue
@@ -486,7 +497,7 @@ final class PulseSession: @unchecked Sendable {
             shared.withLock { $0.statistics[index]?.underruns += 1 }
             if now &- lane.lastData > Self.stallNanoseconds, lane.condition == .capturing {
                 lanes[index]?.troubled = true
-                let name = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? lane.requested
+                let name = rtc_pa_stream_get_device_name()(stream).map { String(cString: $0) } ?? lane.requested
                 transition(
                     index,
                     to: .silent("no data"),
@@ -500,11 +511,11 @@ final class PulseSession: @unchecked Sendable {
 
     /// A new context, connecting. Returns why not when libpulse refuses at once.
     private func openContext() -> String? {
-        guard let context = pa_context_new(api, "rtc-publish") else { return "pa_context_new failed" }
+        guard let context = rtc_pa_context_new()(api, "rtc-publish") else { return "pa_context_new failed" }
         contextFailure = nil
         refreshed = false
         refreshFailure = nil
-        pa_context_set_state_callback(
+        rtc_pa_context_set_state_callback()(
             context,
             { context, userdata in PulseSession.session(userdata)?.onContextState(context) },
             userdata
@@ -512,7 +523,7 @@ final class PulseSession: @unchecked Sendable {
         self.context = context
         // No autospawn: the capture never starts a sound server of its own.
         let flags = pa_context_flags_t(rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
-        if pa_context_connect(context, configuration.server, flags, nil) < 0 {
+        if rtc_pa_context_connect()(context, configuration.server, flags, nil) < 0 {
             let why = errorText(context)
             contextFailure = why
             // The state callback may have seen FAILED already and retired it: retire once.
@@ -526,9 +537,9 @@ final class PulseSession: @unchecked Sendable {
     }
 
     private func onContextState(_ changed: OpaquePointer?) {
-        defer { pa_threaded_mainloop_signal(mainloop, 0) }
+        defer { rtc_pa_threaded_mainloop_signal()(mainloop, 0) }
         guard let changed, changed == context else { return }
-        let state = pa_context_get_state(changed)
+        let state = rtc_pa_context_get_state()(changed)
         if state == PA_CONTEXT_READY {
             refresh()
         } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
@@ -556,13 +567,13 @@ final class PulseSession: @unchecked Sendable {
         guard let context, !refreshing else { return }
         refreshing = true
         listing = []
-        let operation = pa_context_get_server_info(
+        let operation = rtc_pa_context_get_server_info()(
             context,
             { _, info, userdata in PulseSession.session(userdata)?.onServerInfo(info) },
             userdata
         )
         if let operation {
-            pa_operation_unref(operation)
+            rtc_pa_operation_unref()(operation)
         } else {
             refreshing = false
             refreshFailure = errorText(context)
@@ -574,7 +585,7 @@ final class PulseSession: @unchecked Sendable {
         guard let info else {
             refreshing = false
             refreshFailure = errorText(context)
-            pa_threaded_mainloop_signal(mainloop, 0)
+            rtc_pa_threaded_mainloop_signal()(mainloop, 0)
             return
         }
         let text = { (pointer: UnsafePointer<CChar>?) -> String? in
@@ -585,7 +596,7 @@ final class PulseSession: @unchecked Sendable {
         defaultSource = text(info.pointee.default_source_name)
         let name = text(info.pointee.server_name) ?? "unknown server"
         let version = text(info.pointee.server_version) ?? "?"
-        var address = text(pa_context_get_server(context)) ?? serverName
+        var address = text(rtc_pa_context_get_server()(context)) ?? serverName
         if address.hasPrefix("unix:") { address.removeFirst(5) }
         let description: String
         let words = name.split(separator: " ")
@@ -599,13 +610,13 @@ final class PulseSession: @unchecked Sendable {
             description = "\(name) \(version) at \(address)"
         }
         shared.withLock { $0.serverDescription = description }
-        let operation = pa_context_get_source_info_list(
+        let operation = rtc_pa_context_get_source_info_list()(
             context,
             { _, info, eol, userdata in PulseSession.session(userdata)?.onSource(info, end: eol) },
             userdata
         )
         if let operation {
-            pa_operation_unref(operation)
+            rtc_pa_operation_unref()(operation)
         } else {
             refreshing = false
             refreshFailure = errorText(context)
@@ -629,14 +640,14 @@ final class PulseSession: @unchecked Sendable {
             refreshed = true
             openStreams()
         }
-        pa_threaded_mainloop_signal(mainloop, 0)
+        rtc_pa_threaded_mainloop_signal()(mainloop, 0)
     }
 
     // MARK: - Main loop: streams
 
     /// Opens a stream for every lane without one, against the last source list.
     private func openStreams() {
-        guard started, !finished, let context, pa_context_get_state(context) == PA_CONTEXT_READY else { return }
+        guard started, !finished, let context, rtc_pa_context_get_state()(context) == PA_CONTEXT_READY else { return }
         for index in lanes.indices {
             guard let lane = lanes[index], lane.stream == nil else { continue }
             switch resolve(lane) {
@@ -657,23 +668,24 @@ final class PulseSession: @unchecked Sendable {
             channels: UInt8(Self.channels)
         )
         var map = pa_channel_map()
-        pa_channel_map_init_stereo(&map)
-        guard let lane = lanes[index], let stream = pa_stream_new(context, "rtc-publish \(lane.source)", &spec, &map)
+        rtc_pa_channel_map_init_stereo()(&map)
+        guard let lane = lanes[index],
+            let stream = rtc_pa_stream_new()(context, "rtc-publish \(lane.source)", &spec, &map)
         else {
             transition(index, to: .silent("cannot open a stream"), event: "pa_stream_new failed: \(errorText(context))")
             return
         }
-        pa_stream_set_state_callback(
+        rtc_pa_stream_set_state_callback()(
             stream,
             { stream, userdata in PulseSession.session(userdata)?.onStreamState(stream) },
             userdata
         )
-        pa_stream_set_read_callback(
+        rtc_pa_stream_set_read_callback()(
             stream,
             { stream, _, userdata in PulseSession.session(userdata)?.onRead(stream) },
             userdata
         )
-        let fragment = UInt32(pa_usec_to_bytes(UInt64(fragmentMilliseconds) * 1000, &spec))
+        let fragment = UInt32(rtc_pa_usec_to_bytes()(UInt64(fragmentMilliseconds) * 1000, &spec))
         var attributes = pa_buffer_attr(
             maxlength: UInt32.max,
             tlength: UInt32.max,
@@ -687,7 +699,7 @@ final class PulseSession: @unchecked Sendable {
         )
         lanes[index]?.stream = stream
         lanes[index]?.latency = 0
-        if pa_stream_connect_record(stream, name, &attributes, flags) < 0 {
+        if rtc_pa_stream_connect_record()(stream, name, &attributes, flags) < 0 {
             lose(
                 index,
                 .silent("cannot record from \(name)"),
@@ -705,7 +717,7 @@ final class PulseSession: @unchecked Sendable {
 
     private func onStreamState(_ stream: OpaquePointer?) {
         guard let stream, let index = laneIndex(of: stream), let lane = lanes[index] else { return }
-        let state = pa_stream_get_state(stream)
+        let state = rtc_pa_stream_get_state()(stream)
         if state == PA_STREAM_READY {
             lanes[index]?.readyTime = MonotonicClock.now()
             lanes[index]?.lastData = 0
@@ -713,7 +725,7 @@ final class PulseSession: @unchecked Sendable {
             transition(index, to: .capturing, event: lane.troubled ? "capturing again" : nil)
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             let why = errorText(context)
-            if let context, pa_context_get_state(context) == PA_CONTEXT_READY {
+            if let context, rtc_pa_context_get_state()(context) == PA_CONTEXT_READY {
                 lose(index, .silent("source gone"), event: "source gone (\(why)); silent until it is back")
             } else {
                 lose(
@@ -733,7 +745,7 @@ final class PulseSession: @unchecked Sendable {
         let now = MonotonicClock.now()
         var latency: pa_usec_t = 0
         var negative: Int32 = 0
-        if pa_stream_get_latency(stream, &latency, &negative) == 0, latency < 10_000_000 {
+        if rtc_pa_stream_get_latency()(stream, &latency, &negative) == 0, latency < 10_000_000 {
             lane.latency = negative != 0 ? -Int64(latency) : Int64(latency)
         }
         var time = UInt64(max(0, Int64(now) - lane.latency * 1000))
@@ -743,7 +755,7 @@ final class PulseSession: @unchecked Sendable {
         while true {
             var data: UnsafeRawPointer?
             var length = 0
-            guard pa_stream_peek(stream, &data, &length) == 0, length > 0 else { break }
+            guard rtc_pa_stream_peek()(stream, &data, &length) == 0, length > 0 else { break }
             let frames = length / Self.bytesPerFrame
             let duration = UInt64(frames) * 1_000_000_000 / UInt64(Self.sampleRate)
             if let data, frames > 0 {
@@ -766,7 +778,7 @@ final class PulseSession: @unchecked Sendable {
             } else if data == nil {
                 holes += 1
             }
-            pa_stream_drop(stream)
+            rtc_pa_stream_drop()(stream)
             time += duration
         }
         let resumed = lane.condition == .silent("no data") && !chunks.isEmpty

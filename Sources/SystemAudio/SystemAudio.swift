@@ -14,7 +14,8 @@ public struct SystemAudioError: Error, Hashable, CustomStringConvertible, Sendab
         public static let serverUnreachable = Code("server-unreachable")
         /// A source named explicitly does not exist; the message lists the ones that do.
         public static let noSuchSource = Code("no-such-source")
-        /// libpulse itself failed (out of memory, a main loop that would not start).
+        /// libpulse itself failed (out of memory, a main loop that would not start), or could not be
+        /// loaded (it is loaded by the first capture): the message has the loader's words.
         public static let library = Code("library")
     }
 

@@ -13,7 +13,8 @@ public final class SystemAudioCapture: @unchecked Sendable {
     /// Connects (bounded wait, ~5 s) and checks the sources: no server → `serverUnreachable`
     /// naming the server it tried; a source named explicitly that does not exist → `noSuchSource`
     /// listing the sources that do. A missing default (no default input or output) is no error:
-    /// that source is absent, with a line in `drainEvents()`.
+    /// that source is absent, with a line in `drainEvents()`. The first capture loads libpulse
+    /// (the process does not link it): `library` when it cannot be loaded.
     public init(_ configuration: SystemAudioConfiguration) throws(SystemAudioError) {
         session = try PulseSession(configuration)
     }
