@@ -57,7 +57,7 @@ import Transport
         init() throws {
             sender = try MediaSender(configuration: .init(cname: "memory"), origin: 1_000_000_000)
             inbox = try DatagramInbox()
-            remote = try UDPAddress(host: "192.0.2.10", port: 50_000)
+            remote = try UDPAddress(host: "127.0.0.1", port: 50_000)
             try sender.addDestination(
                 id: "memory",
                 keys: keys,
