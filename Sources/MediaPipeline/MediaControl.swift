@@ -58,10 +58,11 @@ public final class MediaControl: Sendable {
 
     /// The counters with what the sender knows filled in (packets, destinations).
     public func snapshot() -> MediaStatistics {
-        let (packets, destinations, feedback, keyFrameRequests) = sender.withLock { sender in
+        let (packets, destinations, feedback, departed, keyFrameRequests) = sender.withLock { sender in
             (
                 sender.packetsSent, sender.destinations.count,
                 Dictionary(sender.destinations.map { ($0.id, $0.feedbackStatistics) }, uniquingKeysWith: { a, _ in a }),
+                Dictionary(sender.departed.map { ($0.id, $0.statistics) }, uniquingKeysWith: { _, b in b }),
                 sender.keyFrameRequestStatistics
             )
         }
@@ -72,6 +73,7 @@ public final class MediaControl: Sendable {
             $0.packetsSent = packets
             $0.destinations = destinations
             $0.feedback = feedback
+            $0.departedFeedback = departed
             $0.keyFrameRequests = keyFrameRequests
             return $0
         }

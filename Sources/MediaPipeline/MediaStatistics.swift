@@ -45,6 +45,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var bitrateChangesRefused = 0
     /// What each destination's receiver reported back (RTCP RR, NACK, PLI/FIR, REMB), by id.
     public var feedback: [String: FeedbackStatistics] = [:]
+    /// The same counters as they stood when a destination left (the latest 32 departures).
+    public var departedFeedback: [String: FeedbackStatistics] = [:]
     /// Encoded frames and audio packets waiting for the sender thread now, and the most ever
     /// (a large room after an IDR shows here, not as dropped frames).
     public var sendQueueDepth = 0

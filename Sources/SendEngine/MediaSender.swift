@@ -35,6 +35,11 @@ public final class MediaSender {
 
     public let configuration: Configuration
     public private(set) var destinations: [Destination] = []
+    /// The final counters of the destinations that left, newest last: `--stats-json` keeps a
+    /// viewer's whole story after it goes. Bounded (`departedLimit`) so churn cannot grow it.
+    public private(set) var departed: [(id: String, statistics: FeedbackStatistics)] = []
+    /// How many departed destinations' counters are kept.
+    public static let departedLimit = 32
     /// RTP datagrams handed to the kernel, all destinations together.
     public internal(set) var packetsSent = 0
     public private(set) var video: RTPStreamState
@@ -205,7 +210,10 @@ public final class MediaSender {
     public func removeDestination(id: String, reason: String? = nil) -> Bool {
         guard let index = destinations.firstIndex(where: { $0.id == id }) else { return false }
         sendGoodbye(to: destinations[index], reason: reason, now: MonotonicClock.now())
-        destinations.remove(at: index)
+        let removed = destinations.remove(at: index)
+        departed.removeAll { $0.id == id }
+        if departed.count >= Self.departedLimit { departed.removeFirst(departed.count - Self.departedLimit + 1) }
+        departed.append((id, removed.feedbackStatistics))
         return true
     }
 

@@ -7,8 +7,10 @@ import Testing
 extension PublishEndToEndTests {
     /// The largest feedback counters `destination` ever had in the stats file (a destination's
     /// entry goes when it is removed).
+    /// A destination that left has its counters as they stood then under `departedFeedback`.
     static func finalFeedback(_ directory: TemporaryDirectory, destination: String) throws -> [String: Any] {
-        try lastStatsEntry(directory, table: "feedback", key: destination)
+        let departed = try lastStatsEntry(directory, table: "departedFeedback", key: destination)
+        return departed.isEmpty ? try lastStatsEntry(directory, table: "feedback", key: destination) : departed
     }
 
     /// The last `webRTCViewers` entry of `uid` in stats.jsonl (state, path, transport counters).

@@ -116,7 +116,7 @@ struct GStreamerFeedbackTests {
         let feedback = run.feedback
         let peer = run.receiver.statistics
         print(
-            "GStreamer joining mid-stream: decoded \(decoded)/\(run.log.framesSent); key frames at \(run.log.keyFrames), "
+            "GStreamer joining mid-stream: decoded \(decoded)/\(run.log.framesSent); relay \(run.relay.forwardCounts); key frames at \(run.log.keyFrames), "
                 + "requested after frames \(run.log.keyFrameRequests); sender \(feedback.statusText); "
                 + "limiter \(run.sender.keyFrameRequestStatistics); GStreamer \(peer.map(String.init(describing:)) ?? "no stats")"
         )
@@ -124,7 +124,7 @@ struct GStreamerFeedbackTests {
         #expect(feedback.rtcpBad == 0)
         let request = try #require(
             run.log.keyFrameRequests.first,
-            "no key-frame request came out of pollFeedback:\n\(run.receiver.diagnostics)"
+            "no key-frame request came out of pollFeedback; relay \(run.relay.forwardCounts):\n\(run.receiver.diagnostics)"
         )
         #expect(request >= 29, "the request follows the blackout")
         let answer = try #require(run.log.keyFrames.first { $0 > request }, "no IDR after the request")

@@ -62,8 +62,10 @@ final class GStreamerReceiver {
             // rtpbin makes its session when the pads are linked; gst-launch sets the child's
             // property then (GstChildProxy): RRs every 0.5 s instead of every 5 s.
             "rtpsession0::rtcp-min-interval=\(Self.reportInterval)",
-            "udpsrc", "address=127.0.0.1", "port=\(rtpPort)", "caps=\(rtpCaps)", "!", "dec.rtp_sink",
-            "udpsrc", "address=127.0.0.1", "port=\(rtcpPort)", "caps=application/x-srtcp,\(crypto)", "!",
+            // reuse=false: a port someone else holds is a failure to start, not a silent share
+            // in which the other socket gets our packets (udpsrc sets SO_REUSEADDR by default).
+            "udpsrc", "address=127.0.0.1", "port=\(rtpPort)", "reuse=false", "caps=\(rtpCaps)", "!", "dec.rtp_sink",
+            "udpsrc", "address=127.0.0.1", "port=\(rtcpPort)", "reuse=false", "caps=application/x-srtcp,\(crypto)", "!",
             "dec.rtcp_sink",
             "srtpdec", "name=dec",
             "dec.rtp_src", "!", "rb.recv_rtp_sink_0",

@@ -155,6 +155,44 @@ import Transport
         #expect(path.sender.destinations[0].feedbackStatistics.rtcpBad == 1)
     }
 
+    @Test("a destination that leaves keeps its final counters, the latest 32 of them")
+    func departedDestinationsKeepTheirCounters() throws {
+        let path = try Path()
+        try path.sender.send(video: Self.keyFrame(captureTime: 1_033_000_000))
+        let lost = try path.received()[2].header.sequenceNumber
+        let nack = RTCPGenericNACK(senderSSRC: 7, mediaSSRC: path.sender.video.ssrc, lostSequenceNumbers: [lost])
+        let viewer = try SRTPSession(keys: path.feedbackKeys, direction: .outbound)
+        let datagram = try viewer.protectRTCP(try RTCPPacket.serialize([.genericNACK(nack)]))
+        #expect(datagram.withUnsafeBytes { path.inbox.put($0) })
+        _ = path.sender.pollFeedback(now: MonotonicClock.now())
+
+        #expect(path.sender.removeDestination(id: "memory", reason: "left"))
+        #expect(path.sender.destinations.isEmpty)
+        #expect(path.sender.departed.map(\.id) == ["memory"])
+        #expect(path.sender.departed.first?.statistics.nack.sent == 1)
+        #expect(path.sender.departed.first?.statistics.rtcpPackets == 1)
+
+        // Churn keeps the newest 32; an id that comes back and leaves again appears once.
+        for index in 0..<40 {
+            try path.sender.addDestination(
+                id: "churn\(index % 36)",
+                keys: .random(),
+                feedbackKeys: .random(),
+                sink: path.sink,
+                remote: path.remote,
+                inbox: try DatagramInbox(),
+                owner: nil,
+                audio: false,
+                options: DestinationOptions()
+            )
+            #expect(path.sender.removeDestination(id: "churn\(index % 36)"))
+        }
+        let ids = path.sender.departed.map(\.id)
+        #expect(ids.count == MediaSender.departedLimit)
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.last == "churn3" && !ids.contains("memory"))
+    }
+
     @Test("BYE goes out as SRTCP through the sink")
     func goodbyeIsProtectedRTCP() throws {
         let path = try Path()
