@@ -449,6 +449,16 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+/// Release builds of our targets put each function in a section of its own. swiftc otherwise
+/// emits most of a file's functions into one `.text` section, and the link order
+/// (`linkOrder`) can only move whole sections: one function that runs then drags its file's
+/// other functions along, and the code a job runs spreads over megabytes instead of packing.
+for target in package.targets where [.regular, .executable].contains(target.type) {
+    target.swiftSettings =
+        (target.swiftSettings ?? [])
+        + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(platforms: [.linux], configuration: .release))]
+}
+
 /// Media and Ingest touch every pixel in Swift loops (the synthetic screen, the full-range
 /// mapping, the capture simulator's NV12 writer). Unoptimised, those loops run 20–50 times
 /// slower, and the debug binaries the tests run could no longer keep 30 fps at a phone's

@@ -52,7 +52,7 @@ struct RTCPublish: ParsableCommand {
             )
             let signals = Self.onTermination { session.stop() }
             defer { signals.forEach { $0.cancel() } }
-            let totals = try runBlocking { try await session.run() }
+            let totals = try runBlocking { try await session.run() }.statistics
             emit(
                 "\nstopped: \(totals.framesOut) frames, \(totals.audioPackets) audio packets, "
                     + "\(totals.packetsSent) packets sent, \(totals.framesDropped) frames dropped"

@@ -309,7 +309,12 @@ public final class PublishSession: @unchecked Sendable {
 
     /// Streams until the duration, the end of the input, or `stop()`. Returns the final counters.
     /// With `--ingest`, a socket that cannot be opened is a usage error (`PublishError.Code.usage`).
-    public func run() async throws -> PublishStatistics {
+    ///
+    /// The counters come back boxed: Swift 6.3's optimizer miscompiles a throwing async function
+    /// that returns a struct this large (the caller's task allocator is popped out of order:
+    /// "freed pointer was not the last allocation", swiftlang/swift#87481), and rtc-publish's
+    /// release build aborted at the end of every run that way.
+    public func run() async throws -> PublishResult {
         let control = self.control
         let thread: MediaThread
         var ingest: (server: IngestServer, tasks: [Task<Void, Never>])?
@@ -461,7 +466,7 @@ public final class PublishSession: @unchecked Sendable {
         writeFinalRecord(final, latency: (frameLatency.summary, thread.encodeTime))
         if let refusal = whipRefusal.withLock({ $0 }) { throw PublishError(.usage, refusal) }
         if let failure { throw failure }
-        return final
+        return PublishResult(final)
     }
 
     /// Runs `body` on a thread of its own (media work blocks for milliseconds and must never

@@ -124,3 +124,10 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         return (try? encoder.encode(record)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
+
+/// What `PublishSession.run()` returns: the final counters, by reference (see `run()` for why).
+public final class PublishResult: Sendable {
+    public let statistics: PublishStatistics
+
+    public init(_ statistics: PublishStatistics) { self.statistics = statistics }
+}
