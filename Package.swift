@@ -139,6 +139,10 @@ let package = Package(
         // picture mappings, decimal formatting without Foundation. Depends on nothing.
         .target(name: "ProcessSupport"),
 
+        // When a captured picture is encoded: change-driven encoding, refreshes until the quality
+        // converges, idle repeats on a still screen (Docs/cadence.md). No dependencies.
+        .target(name: "Cadence"),
+
         // The send engine: where encoded media becomes protected datagrams (payload once, copy,
         // protect and send per destination, RTCP reports, NACK/RTX, PLI/FIR, REMB, transport-wide
         // congestion control and the pacer, the SDP each receiver gets). Datagrams leave through
@@ -154,7 +158,7 @@ let package = Package(
         .target(
             name: "MediaPipeline",
             dependencies: [
-                "SendEngine", "Media", "RTP", "Ingest", "Capture", "SystemAudio", "ProcessSupport",
+                "SendEngine", "Media", "RTP", "Ingest", "Capture", "SystemAudio", "ProcessSupport", "Cadence",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -396,6 +400,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),
+        .testTarget(name: "CadenceTests", dependencies: ["Cadence"]),
         .testTarget(
             name: "PublisherTests",
             dependencies: ["Publisher", "MediaPipeline", "SendEngine", "ProcessSupport"],

@@ -8,6 +8,15 @@ import SystemAudio
 public struct MediaStatistics: Sendable, Codable, Equatable {
     public var framesIn = 0
     public var framesOut = 0
+    /// The cadence (Docs/cadence.md): "changing", "converging" or "still".
+    public var cadence = "changing"
+    /// Pictures neither converted nor encoded: the screen was still and converged.
+    public var framesStill = 0
+    /// Still pictures encoded again to sharpen them, and idle repeats (QP 51, about a second apart).
+    public var refreshes = 0
+    public var idleRepeats = 0
+    /// The QP x264 gave the last picture it encoded.
+    public var lastQuantizer: Int?
     /// Frames skipped because the host fell behind (the encoder slower than the source, or a
     /// capture process sending faster than it can be encoded).
     public var framesDropped = 0

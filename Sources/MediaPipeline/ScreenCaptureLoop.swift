@@ -97,7 +97,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
                 bitrateKbps: bitrateKbps,
                 keyFrameInterval: options.keyFrameInterval,
                 preset: options.preset,
-                threads: options.encoderThreads
+                threads: options.encoderThreads,
+                screenContent: true
             )
         )
     }
@@ -164,16 +165,27 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             pendingSize = nil
             try reopen(for: size)
         }
-        let convertStart = MonotonicClock.now()
-        let frame = try converter.convert(
-            grab.picture,
-            cursor: grab.cursor,
-            changed: grab.changed,
-            width: videoPath.width,
-            height: videoPath.height
-        )
-        convertTotal &+= MonotonicClock.now() &- convertStart
-        try videoPath.send(frame, receivedAt: captureTime)
+        // Nothing changed (pixels or cursor) and the cadence wants no picture: no conversion.
+        let changed = !grab.changed.isEmpty || grab.sizeChanged
+        let action = videoPath.nextAction(changed: changed, at: captureTime)
+        guard action.encodes else { return true }
+        let frame: VideoFrame
+        if !changed, let last = try converter.lastPicture(captureTime: captureTime),
+            last.width == videoPath.width, last.height == videoPath.height
+        {
+            frame = last
+        } else {
+            let convertStart = MonotonicClock.now()
+            frame = try converter.convert(
+                grab.picture,
+                cursor: grab.cursor,
+                changed: grab.changed,
+                width: videoPath.width,
+                height: videoPath.height
+            )
+            convertTotal &+= MonotonicClock.now() &- convertStart
+        }
+        try videoPath.encode(frame, action: action, receivedAt: captureTime)
         return true
     }
 

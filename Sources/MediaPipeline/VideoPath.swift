@@ -1,7 +1,9 @@
+import Cadence
 import Media
 import RTP
 
 /// A picture's way on the media thread: conversion to the encoder's size (and upright), the
+/// cadence (whether this picture is encoded at all: `FrameCadence`, Docs/cadence.md), the
 /// requests feedback made of the encoder (key frame, bitrate), the encoder, and the hand-off
 /// (`MediaControl.deliver`): packetized and fanned out here for a narrow fan-out, else by the
 /// sender thread (`SenderThread`). Times the encoder call alone, and frame in → last packet out
@@ -14,16 +16,25 @@ public final class VideoPath {
     private(set) var encodeTime = LatencyHistogram()
     /// Frame in → last packet out of the pictures this thread sent itself.
     private(set) var sendLatency = LatencyHistogram()
+    private var cadence: FrameCadence
+    /// For inputs that do not say what changed: compares each picture with the last.
+    private let stillDetector = StillPictureDetector()
+    /// A picture the cadence chose was not sent (the pacer held it back, the encoder returned
+    /// nothing): the next one counts as changed, so a still screen never stops on a picture
+    /// receivers lack.
+    private var owesPicture = false
 
-    init(encoder: H264Encoder, control: MediaControl) {
+    init(encoder: H264Encoder, control: MediaControl, cadence: FrameCadence.Configuration = .init()) {
         self.encoder = encoder
         self.control = control
+        self.cadence = FrameCadence(cadence)
     }
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
     /// and its own SPS/PPS); the RTP streams and their clocks are the control's, so they go on.
     func replace(_ encoder: H264Encoder) {
         self.encoder = encoder
+        owesPicture = true
     }
 
     var width: Int { encoder.configuration.width }
@@ -51,36 +62,73 @@ public final class VideoPath {
         return try converter.convert(raw, width: width, height: height)
     }
 
-    /// Encodes and sends an upright I420 picture, converting it first if its size differs.
+    /// Sends an upright I420 picture from an input that does not say what changed (files, the
+    /// test source, a capture process): converted first if its size differs, compared with the
+    /// last, and encoded if the cadence says so.
     func send(_ picture: VideoFrame, receivedAt: UInt64) throws {
         var frame = picture
         if frame.width != width || frame.height != height {
             frame = try converter.convert(RawVideoFrame(frame), width: width, height: height)
         }
-        control.statistics.withLock { $0.framesIn += 1 }
+        let action = nextAction(changed: !stillDetector.isUnchanged(frame), at: receivedAt)
+        guard action.encodes else { return }
+        try encode(frame, action: action, receivedAt: receivedAt)
+    }
+
+    /// What to do with the picture captured at `now`: counts it, takes a pending key-frame
+    /// request, and asks the cadence. `.skip` means the picture need not even be converted.
+    func nextAction(changed: Bool, at now: UInt64) -> FrameCadence.Action {
+        if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
+        let action = cadence.picture(changed: changed || owesPicture, at: now)
+        owesPicture = false
+        let state = cadence.state.name
+        control.statistics.withLock {
+            $0.framesIn += 1
+            $0.cadence = state
+            switch action {
+            case .skip: $0.framesStill += 1
+            case .refresh: $0.refreshes += 1
+            case .idleRepeat: $0.idleRepeats += 1
+            case .encode, .keyFrame: break
+            }
+        }
+        return action
+    }
+
+    /// Encodes `picture` as `action` says (an action `nextAction` returned) and hands it on.
+    func encode(_ picture: VideoFrame, action: FrameCadence.Action, receivedAt: UInt64) throws {
         if control.sender.withLock({ $0.pacedBacklogHoldsVideo() }) {
             control.statistics.withLock { $0.framesHeldByPacer += 1 }
+            owesPicture = true
             return
         }
-        applyRequests()
+        applyBitrateRequest()
+        if action == .keyFrame { encoder.requestKeyFrame() }
+        let quantizer = action == .idleRepeat ? FrameCadence.idleRepeatQP : nil
         let encodeStart = MonotonicClock.now()
-        let encoded = try encoder.encode(frame)
+        let encoded = try encoder.encode(picture, quantizer: quantizer)
         encodeTime.record(nanoseconds: MonotonicClock.now() &- encodeStart)
-        guard let unit = encoded else { return }
+        guard let unit = encoded else {
+            owesPicture = true
+            return
+        }
+        if action != .idleRepeat, let qp = unit.quantizer { cadence.encoded(qp: qp, at: receivedAt) }
         if try control.deliver(video: unit, receivedAt: receivedAt) {
             sendLatency.record(nanoseconds: MonotonicClock.now() &- receivedAt)
         }
+        let state = cadence.state.name
         control.statistics.withLock {
             $0.framesOut += 1
             $0.videoBytes += unit.data.count
+            $0.cadence = state
+            $0.lastQuantizer = unit.quantizer
             if unit.isKeyFrame { $0.keyFrames += 1 }
         }
     }
 
-    /// What receivers' feedback asked of the encoder since the last frame (the sender thread
-    /// reads the feedback): an IDR for a picture loss, a new bitrate when their loss moved it.
-    private func applyRequests() {
-        if control.takeKeyFrameRequest() { encoder.requestKeyFrame() }
+    /// A new bitrate receivers' feedback asked for since the last frame (the sender thread reads
+    /// the feedback; key-frame requests go through the cadence, `nextAction`).
+    private func applyBitrateRequest() {
         guard let kbps = control.takeBitrateRequest() else { return }
         do {
             try encoder.setBitrate(kbps: kbps)

@@ -91,6 +91,30 @@ struct BitReader {
         #expect(throws: MediaError.self) { try encoder.setBitrate(kbps: 0) }
     }
 
+    /// What a still screen's cadence relies on: each unit reports its QP, refreshes of the same
+    /// picture let the rate control lower it, and a repeat forced to QP 51 is a few bytes.
+    @Test func quantizerIsReportedAndAForcedRepeatIsTiny() throws {
+        let config = H264Encoder.Configuration(width: 640, height: 360, preset: "veryfast", screenContent: true)
+        let source = try SyntheticScreenSource(width: 640, height: 360)
+        let encoder = try H264Encoder(config)
+        let picture = try source.videoFrame(index: 0, captureTime: 0)
+        var quantizers: [Int] = []
+        for i in 0..<20 {
+            var frame = picture
+            frame.captureTime = UInt64(i) * 33_333_333
+            let unit = try #require(try encoder.encode(frame))
+            quantizers.append(try #require(unit.quantizer))
+        }
+        #expect(quantizers.allSatisfy { (0...51).contains($0) }, "\(quantizers)")
+        #expect(quantizers.last ?? 51 < quantizers.first ?? 0, "refreshes sharpen: \(quantizers)")
+        var frame = picture
+        frame.captureTime = 21 * 33_333_333
+        let repeated = try #require(try encoder.encode(frame, quantizer: 51))
+        #expect(repeated.quantizer == 51)
+        #expect(!repeated.isKeyFrame)
+        #expect(repeated.data.count < 100, "an idle repeat of \(repeated.data.count) bytes")
+    }
+
     @Test func rejectsBadSettingsAndMismatchedFrames() throws {
         #expect { try H264Encoder(.init(width: 641, height: 360)) } throws: {
             ($0 as? MediaError)?.message == "encoder size 641x360 must be even for 4:2:0"

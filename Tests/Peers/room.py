@@ -185,6 +185,9 @@ class Recorder:
             "endReason": None,
             "killed": False,
             "seconds": args.seconds,
+            # time.monotonic() at start (CLOCK_MONOTONIC, seconds): the origin of every time
+            # below, so a test can put arrivals on the sender's clock (same host).
+            "monotonicStart": self.start,
             "times": {},
             "states": [],
             "pli": [],

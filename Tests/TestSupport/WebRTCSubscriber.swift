@@ -272,6 +272,9 @@ public struct WebRTCSummary: Decodable, Sendable {
     public var killed: Bool
     /// When things first happened, in seconds since the start: joined, published, offerSent,
     /// answer, answerApplied, connected, firstVideoFrame, firstAudioFrame, end.
+    /// The peer's CLOCK_MONOTONIC reading at its start, in seconds: `times` and every arrival
+    /// count from it.
+    public var monotonicStart: Double?
     public var times: [String: Double]
     public var states: [StateChange]
     public var pli: [PLI]

@@ -12,12 +12,15 @@ public struct H264AccessUnit: Sendable {
     public var captureTime: UInt64
     /// True when the access unit holds an IDR picture (and, from our encoder, SPS and PPS before it).
     public var isKeyFrame: Bool
+    /// The picture's quantizer as the encoder reports it (H.264's 0–51; lower is finer), if known.
+    public var quantizer: Int?
 
-    public init(data: [UInt8], nalRanges: [Range<Int>], captureTime: UInt64, isKeyFrame: Bool) {
+    public init(data: [UInt8], nalRanges: [Range<Int>], captureTime: UInt64, isKeyFrame: Bool, quantizer: Int? = nil) {
         self.data = data
         self.nalRanges = nalRanges
         self.captureTime = captureTime
         self.isKeyFrame = isKeyFrame
+        self.quantizer = quantizer
     }
 
     /// The NAL units as views into `data` (no copy).

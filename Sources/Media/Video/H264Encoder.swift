@@ -36,6 +36,11 @@ public final class H264Encoder {
         /// Encoder threads (slice threads under zerolatency). 1 leaves the other core of a small
         /// host to audio, SRTP and sending.
         public var threads: Int
+        /// Screen content (text, UI): no adaptive quantization and no psychovisual tuning. Both
+        /// are made for camera video: variance AQ raises the QP of exactly the busy blocks text
+        /// is made of, and psy-rd trades fidelity for grain; on a still screen they cap how sharp
+        /// refreshes can make it (Docs/cadence.md).
+        public var screenContent: Bool
 
         public init(
             width: Int = 1280,
@@ -46,7 +51,8 @@ public final class H264Encoder {
             keyFrameInterval: Int? = nil,
             preset: String = "veryfast",
             profile: Profile = .baseline,
-            threads: Int = 1
+            threads: Int = 1,
+            screenContent: Bool = false
         ) {
             self.width = width
             self.height = height
@@ -57,6 +63,7 @@ public final class H264Encoder {
             self.preset = preset
             self.profile = profile
             self.threads = threads
+            self.screenContent = screenContent
         }
 
         public static let presets = [
@@ -130,6 +137,10 @@ public final class H264Encoder {
         param.rc.i_vbv_max_bitrate = Int32(configuration.bitrateKbps)
         param.rc.i_vbv_buffer_size = Int32(configuration.bitrateKbps * configuration.vbvBufferMs / 1000)
         param.rc.b_filler = 0
+        if configuration.screenContent {
+            param.rc.i_aq_mode = X264_AQ_NONE
+            param.analyse.b_psy = 0
+        }
         // Video range BT.601, as the converter produces; say so in the VUI.
         param.vui.b_fullrange = 0
         guard x264_param_apply_profile(&param, configuration.profile.rawValue) == 0 else {
@@ -202,7 +213,9 @@ public final class H264Encoder {
 
     /// Encodes one frame. Under zerolatency x264 returns the frame's NAL units from this same
     /// call; `nil` only if it ever holds a frame back (it does not with these settings).
-    public func encode(_ frame: VideoFrame) throws(MediaError) -> H264AccessUnit? {
+    /// `quantizer` forces the frame's QP (0–51) instead of the rate control's: a still picture's
+    /// idle repeat goes at 51, where every macroblock is skipped. The unit carries the QP used.
+    public func encode(_ frame: VideoFrame, quantizer: Int? = nil) throws(MediaError) -> H264AccessUnit? {
         guard frame.width == configuration.width, frame.height == configuration.height else {
             throw MediaError(
                 .invalidDimensions,
@@ -211,6 +224,8 @@ public final class H264Encoder {
         }
         picture.i_type = forceKeyFrame ? X264_TYPE_IDR : X264_TYPE_AUTO
         forceKeyFrame = false
+        // x264 takes the QP plus one, 0 meaning its own choice.
+        picture.i_qpplus1 = quantizer.map { Int32(min(51, max(0, $0)) + 1) } ?? X264_QP_AUTO
         picture.i_pts = Int64(bitPattern: frame.captureTime)
         picture.img.i_stride = (Int32(frame.strideY), Int32(frame.strideU), Int32(frame.strideV), 0)
         var nals: UnsafeMutablePointer<x264_nal_t>?
@@ -266,6 +281,14 @@ public final class H264Encoder {
             ranges.append(start..<bytes.count)
         }
         let keyFrame = output.b_keyframe != 0 && ranges.contains { bytes[$0.lowerBound] & 0x1F == 5 }
-        return H264AccessUnit(data: bytes, nalRanges: ranges, captureTime: captureTime, isKeyFrame: keyFrame)
+        // On output x264 reports the frame's QP the same way it takes one: plus one.
+        let quantizer = output.i_qpplus1 > 0 ? Int(output.i_qpplus1) - 1 : nil
+        return H264AccessUnit(
+            data: bytes,
+            nalRanges: ranges,
+            captureTime: captureTime,
+            isKeyFrame: keyFrame,
+            quantizer: quantizer
+        )
     }
 }

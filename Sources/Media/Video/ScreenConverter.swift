@@ -18,6 +18,8 @@ public final class ScreenConverter {
     private var directSize: (width: Int, height: Int)?
     /// The pixels under the cursor, blended (BGRX, `patchStride` bytes a row).
     private var patch: [UInt8] = []
+    /// The output planes hold a whole converted picture.
+    private var holdsPicture = false
 
     public init() {}
 
@@ -57,6 +59,7 @@ public final class ScreenConverter {
         // Cleared first: a conversion that fails leaves planes that no longer match any picture.
         let previous = directSize
         directSize = nil
+        holdsPicture = false
         if direct, let changed, let size = previous, size == (picture.width, picture.height) {
             for rect in changed.rects { try write(picture, area: rect, into: &output) }
             if let cursor { try drawCursor(cursor, over: picture, into: &output, x: 0, y: 0) }
@@ -68,7 +71,16 @@ public final class ScreenConverter {
             stage.scale(into: &output, x: x, y: y, width: inner.width, height: inner.height)
         }
         directSize = direct ? (picture.width, picture.height) : nil
+        holdsPicture = true
         return try output.frame(captureTime: picture.captureTime)
+    }
+
+    /// The last picture converted, again, stamped `captureTime`: what a still screen's refresh
+    /// or idle repeat encodes, with nothing converted. Nil before the first picture (or after a
+    /// conversion that failed).
+    public func lastPicture(captureTime: UInt64) throws(MediaError) -> VideoFrame? {
+        guard holdsPicture else { return nil }
+        return try output.frame(captureTime: captureTime)
     }
 
     /// Converts one rectangle of the picture over the same place in `planes` (an unscaled

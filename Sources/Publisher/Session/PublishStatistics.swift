@@ -81,7 +81,11 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
             ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
-        return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))"
+        // The cadence once it matters: a still screen, or one sharpening after a change.
+        let cadence =
+            new.cadence == "changing" && new.framesStill == 0 && new.refreshes == 0
+            ? "" : " (\(new.cadence)\(new.lastQuantizer.map { " qp \($0)" } ?? ""))"
+        return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
             + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"

@@ -44,6 +44,9 @@ struct TestScreen: ParsableCommand {
     @Option(help: "Paint this colour (RRGGBB hex) once instead of the synthetic screen, then idle.")
     var solid: String?
 
+    @Option(help: "Keep the first picture still for this many seconds, then animate from frame 1.")
+    var hold: Double?
+
     @Option(
         help: """
             A/V sync marker: a dark window that turns white for 100 ms every SECONDS while a 10 ms 1 kHz \
@@ -78,6 +81,7 @@ struct TestScreen: ParsableCommand {
         guard parsedPosition != nil else { throw ValidationError("--position must be X,Y, got \(position)") }
         guard (1...240).contains(fps) else { throw ValidationError("--fps must be 1...240, got \(fps)") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if let hold, !(0...3600).contains(hold) { throw ValidationError("--hold must be 0...3600 seconds") }
         if let solid, parseColour(solid) == nil { throw ValidationError("--solid must be RRGGBB hex, got \(solid)") }
         if let avMarkerEvery {
             guard (0.3...60).contains(avMarkerEvery) else {
@@ -130,7 +134,7 @@ struct TestScreen: ParsableCommand {
         if let avMarkerEvery {
             painter.runMarkers(every: avMarkerEvery, sink: pulseSink, duration: duration, stats: stats)
         } else {
-            painter.run(fps: fps, duration: duration, stats: stats)
+            painter.run(fps: fps, duration: duration, hold: hold ?? 0, stats: stats)
         }
     }
 }
@@ -278,15 +282,19 @@ final class Painter {
     }
 
     /// Paints until the duration ends or a signal comes; never returns on a lost display.
-    func run(fps: Int, duration: Double?, stats: Bool) {
+    /// Paints at `fps` until `duration`; with `hold`, frame 0 stays alone on the screen that many
+    /// seconds before frame 1 (a still screen, then a moving one).
+    func run(fps: Int, duration: Double?, hold: Double, stats: Bool) {
         frameRate = fps
         if solid == nil { makeSource() }
-        let start = monotonicNanoseconds()
         let period = UInt64(1_000_000_000 / fps)
-        let end = duration.map { start + UInt64($0 * 1e9) }
+        let held = UInt64(hold * 1e9)
+        // Frame k (k ≥ 1) is due at start + k periods; with a hold, `start` is that much later.
+        let start = monotonicNanoseconds() + held
+        let end = duration.map { (start &- held) + UInt64($0 * 1e9) }
         var lastIndex = -1
         // First picture, then the window's id: a test that has read the line finds it painted.
-        paint(index: 0, captureTime: start)
+        paint(index: 0, captureTime: start &- held)
         lastIndex = 0
         sync()
         emit("window 0x\(String(window, radix: 16))\n", to: 1)
@@ -296,7 +304,7 @@ final class Painter {
             handleEvents()
             let now = monotonicNanoseconds()
             if let end, now >= end { break }
-            if solid == nil {
+            if solid == nil, now >= start {
                 // The frame wall time is in: a late frame is skipped, never caught up in a burst.
                 let index = Int((now - start) / period)
                 if index > lastIndex {
@@ -309,7 +317,7 @@ final class Painter {
                     lastIndex = index
                 }
             }
-            var wake = solid == nil ? start + UInt64(lastIndex + 1) * period : UInt64.max
+            var wake = solid == nil ? max(start, start + UInt64(lastIndex + 1) * period) : UInt64.max
             if let end { wake = min(wake, end) }
             let after = monotonicNanoseconds()
             let timeout =
@@ -319,7 +327,7 @@ final class Painter {
             if connectionFD.revents & Int16(POLLHUP | POLLERR) != 0 { lost() }
         }
         if stats {
-            let seconds = Double(monotonicNanoseconds() - start) / 1e9
+            let seconds = Double(monotonicNanoseconds() - (start &- held)) / 1e9
             let frames = painted + 1
             let average = Double(paintNanoseconds) / Double(max(painted, 1)) / 1e6
             emit(
