@@ -88,7 +88,9 @@ struct WebHardeningTests {
             #expect(response.status == 413, "\(response)")
             #expect(response.text == "the body (\(said)) is longer than 65536 bytes\n", "\(response)")
             #expect(response.header("connection") == "close")
-            #expect(elapsed < 2, "answered after \(elapsed) s")
+            // From the head alone: a server that waited for the body would answer at the 10 s
+            // request deadline (408). Half of that leaves room for a loaded machine.
+            #expect(elapsed < 5, "answered after \(elapsed) s")
             #expect(end == .endOfFile)
         }
     }
