@@ -260,6 +260,7 @@ if [ "$MACRO" = 1 ]; then
   fi
 
   # Runs one row once in its own directory under /usr/bin/time, with a sink for network rows.
+  TOOL_WIDTH=$(( ${#BASE_TOOL} > 11 ? ${#BASE_TOOL} : 11 )) # the progress lines' first column
   run_row() {
     local tool=$1 mode=$2 preset=$3 threads=$4 run=$5
     local dir="$OUT/runs/$tool-$mode-$preset-t$threads-r$run"
@@ -289,8 +290,8 @@ if [ "$MACRO" = 1 ]; then
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
     local summary
     summary=$(tail -1 "$dir/time.txt" 2>/dev/null)
-    printf 'bench: run %s/%s  %-11s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
-      "$run" "$RUNS" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
+    printf 'bench: run %s/%s  %-*s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
+      "$run" "$RUNS" "$TOOL_WIDTH" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
   }
 
   START=$(date +%s)
