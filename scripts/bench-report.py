@@ -2,8 +2,10 @@
 """Turns one `scripts/bench.sh` run into Markdown tables, prints them and rewrites the marked
 sections of Docs/benchmarks.md (prose outside the markers is kept).
 
-  macro: the end-to-end rows (manifest of runs: /usr/bin/time output, sink counts, JSON lines)
-  micro: the ordo-one/benchmark results (histogramPercentiles TSV files)
+  macro: the end-to-end rows (manifest of runs: /usr/bin/time output, sink counts, JSON lines;
+         a baseline revision's rtc-publish rows are its tool "rtc-publish@SHA")
+  micro: the ordo-one/benchmark results (histogramPercentiles TSV files), and with --baseline a
+         baseline revision's beside them (--baseline-dir), before and after in one table
   room:  one publisher to many subscribers (runs under out/bench/room/rN)
   instructions: callgrind's instruction counts of each row's unpaced ultrafast job, per library
   browser: glass-to-glass in headless Chromium (runs under out/bench/browser/rN)
@@ -41,7 +43,11 @@ def macro(args):
 
 
 def micro(args):
-    text = render.micro(summarize.micro(parse.micro_results(args.results_dir)), environment(), args.command)
+    results = parse.micro_results(args.results_dir)
+    comparison = None
+    if args.baseline:
+        comparison = summarize.micro_compare(parse.micro_results(args.baseline_dir), results)
+    text = render.micro(summarize.micro(results), environment(), args.command, comparison, args.baseline)
     print(text)
     write_section(args.doc, "micro", text)
 
@@ -54,7 +60,8 @@ def room(args):
 
 
 def instructions(args):
-    text = render.instructions(summarize.instructions(parse.instruction_totals(args.dir)), environment(), args.command)
+    summary = summarize.instructions(parse.instruction_totals(args.dir), parse.instruction_tools(args.dir))
+    text = render.instructions(summary, environment(), args.command)
     print(text)
     write_section(args.doc, "instructions", text)
 
@@ -92,6 +99,8 @@ def main():
     u.add_argument("--results-dir", required=True)
     u.add_argument("--doc", required=True)
     u.add_argument("--command", required=True)
+    u.add_argument("--baseline", default="", help="a baseline revision's short sha (BENCH_BASELINE)")
+    u.add_argument("--baseline-dir", default="", help="that revision's results, as --results-dir")
     r = sub.add_parser("room")
     r.add_argument("--dir", required=True)
     r.add_argument("--subscribers", required=True, type=int)

@@ -28,6 +28,14 @@
 #   BENCH_OPUS_COMPLEXITY=10  Opus complexity of every row (0..10; 10 is libopus's default and
 #                         the product's): a lower value shows what a cheaper Opus buys, same for all
 #   BENCH_BROWSER=1       0: skip glass-to-glass in headless Chromium (rtc-signal's page, 20 s a run)
+#   BENCH_BASELINE=REV    a git revision (anything `git rev-parse --verify` takes) to compare with,
+#                         before and after in one run: its rtc-publish (a detached worktree in
+#                         out/bench/baseline/SHORT-SHA, kept and reused, `swift build -c release
+#                         --product rtc-publish` there) gets rows "rtc-publish @SHA, paced/unpaced"
+#                         in every round, right after this tree's, same job and arguments; ratios
+#                         "vs @SHA" (medians and round by round) and, with BENCH_INSTRUCTIONS=1, its
+#                         instruction count; with BENCH_MICRO=1 its own Benchmarks/ runs too, and a
+#                         table shows each micro-benchmark before and after. Unset: none of this
 #   BENCH_DOC=Docs/benchmarks.md  where the tables go (a marked section is rewritten)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,9 +50,11 @@ ROOM=${BENCH_ROOM:-100}
 ROOM_PORT=${BENCH_ROOM_PORT:-26000}
 DOC=${BENCH_DOC:-Docs/benchmarks.md}
 OPUS_COMPLEXITY=${BENCH_OPUS_COMPLEXITY:-10}
+BASELINE=${BENCH_BASELINE:-}
 OUT=out/bench
 BIN=.build/release
 COMMAND="BENCH_RUNS=$RUNS BENCH_MATRIX=$MATRIX BENCH_MICRO=$MICRO BENCH_MACRO=$MACRO BENCH_INSTRUCTIONS=$INSTRUCTIONS BENCH_ROOM=$ROOM BENCH_OPUS_COMPLEXITY=$OPUS_COMPLEXITY scripts/bench.sh"
+MICRO_COMMAND="BENCH_MICRO=1 BENCH_MACRO=$MACRO scripts/bench.sh"
 
 fail() { echo "bench: $*" >&2; exit 1; }
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "BENCH_RUNS='$RUNS' must be a positive whole number"
@@ -59,12 +69,45 @@ esac
 { [[ "$ROOM" =~ ^[0-9]+$ ]] && (( ROOM <= 1000 )); } || fail "BENCH_ROOM='$ROOM' must be a whole number within 0..1000"
 { [[ "$ROOM_PORT" =~ ^[0-9]+$ ]] && (( ROOM_PORT >= 1024 && ROOM_PORT % 2 == 0 && ROOM_PORT + 4 * ROOM <= 65536 )); } ||
   fail "BENCH_ROOM_PORT='$ROOM_PORT' must be even, from 1024, with room for $ROOM blocks of four ports"
+# The baseline revision: its full and short commit, the worktree it is built in, and its rows' tool.
+BASE_SHA='' BASE_SHORT='' BASE_DIR='' BASE_TOOL='' BASE_PUBLISH='' BASE_UNPACED_FLAG=0
+if [ -n "$BASELINE" ]; then
+  { [[ "$BASELINE" != -* ]] && BASE_SHA=$(git rev-parse --verify --quiet "$BASELINE^{commit}"); } ||
+    fail "BENCH_BASELINE='$BASELINE' is not a commit of this repository (git rev-parse --verify '$BASELINE^{commit}' fails)"
+  BASE_SHORT=$(git rev-parse --short "$BASE_SHA")
+  BASE_DIR=$OUT/baseline/$BASE_SHORT
+  BASE_TOOL=rtc-publish@$BASE_SHORT
+  COMMAND="BENCH_BASELINE=$BASE_SHORT $COMMAND"
+  MICRO_COMMAND="BENCH_BASELINE=$BASE_SHORT $MICRO_COMMAND"
+fi
 
 bash scripts/setup.sh bench
 for element in filesrc rawvideoparse rawaudioparse audiobuffersplit clocksync x264enc rtph264pay \
   srtpenc udpsink opusenc rtpopuspay; do
   gst-inspect-1.0 --exists "$element" || fail "GStreamer element '$element' is missing (scripts/setup.sh bench installs it)"
 done
+
+# A detached worktree of the baseline in out/bench/baseline/SHORT (git-ignored, and spared when
+# out/bench is emptied below): made once, then reused while it is still at that commit, unchanged.
+# Its builds resolve the dependencies as this tree's did: base_pin copies this tree's (ignored)
+# Package.resolved there first, when it has none, so that only the project's own code differs.
+base_pin() { # FILE: Package.resolved or Benchmarks/Package.resolved
+  if [ -f "$1" ] && [ ! -e "$BASE_DIR/$1" ]; then cp "$1" "$BASE_DIR/$1"; fi
+}
+if [ -n "$BASELINE" ]; then
+  if [ -e "$BASE_DIR" ]; then
+    { [ "$(git -C "$BASE_DIR" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$BASE_DIR" && pwd -P)" ] &&
+      [ "$(git -C "$BASE_DIR" rev-parse HEAD)" = "$BASE_SHA" ] &&
+      [ -z "$(git -C "$BASE_DIR" status --porcelain --untracked-files=no)" ]; } ||
+      fail "$BASE_DIR is not an unchanged worktree at $BASE_SHORT: remove it (git worktree remove --force $BASE_DIR)"
+    echo "bench: baseline $BASE_SHORT: reusing the worktree $BASE_DIR"
+  else
+    echo "bench: baseline $BASE_SHORT: making a detached worktree in $BASE_DIR"
+    mkdir -p "$OUT/baseline"
+    git worktree prune # a worktree once there and deleted since (make clean) is still registered
+    git worktree add --quiet --detach "$BASE_DIR" "$BASE_SHA"
+  fi
+fi
 
 if [ "$MACRO" = 1 ]; then
   if [ ! -x "$BIN/rtc-publish" ] || [ ! -x "$BIN/rtc-encode" ]; then
@@ -75,7 +118,24 @@ if [ "$MACRO" = 1 ]; then
   [[ "$("$BIN/rtc-encode" floor --help 2>&1)" == *"--audio "* ]] ||
     fail "$BIN/rtc-encode floor has no --audio (the floor-av row): rebuild (swift build -c release)"
 
-  rm -rf "$OUT"
+  # The baseline's release rtc-publish, linked as this tree's was (`make release` links the Swift
+  # runtime statically), built once and reused while the flags are the same.
+  if [ -n "$BASELINE" ]; then
+    base_flags=(-c release --product rtc-publish)
+    [[ "$(ldd "$BIN/rtc-publish")" == *libswiftCore* ]] || base_flags+=(--static-swift-stdlib)
+    BASE_PUBLISH=$(cd "$BASE_DIR" && pwd)/.build/release/rtc-publish
+    if [ -x "$BASE_PUBLISH" ] && [ "$(cat "$BASE_DIR/.build/bench-flags" 2>/dev/null)" = "${base_flags[*]}" ]; then
+      echo "bench: baseline $BASE_SHORT: reusing its release rtc-publish ($BASE_DIR/.build/release)"
+    else
+      echo "bench: baseline $BASE_SHORT: building its release rtc-publish (swift build ${base_flags[*]}, in $BASE_DIR)"
+      base_pin Package.resolved
+      (cd "$BASE_DIR" && swift build "${base_flags[@]}") || fail "the baseline's build failed (in $BASE_DIR)"
+      echo "${base_flags[*]}" >"$BASE_DIR/.build/bench-flags"
+    fi
+  fi
+
+  # out/bench afresh, but for the baseline worktrees.
+  if [ -d "$OUT" ]; then find "$OUT" -mindepth 1 -maxdepth 1 ! -name baseline -exec rm -rf {} +; fi
   mkdir -p "$OUT/runs"
   "$BIN/rtc-encode" generate --seconds 10 --size 1280x720 --fps 30 --out "$OUT"
   IN=$(cd "$OUT" && pwd)
@@ -122,8 +182,10 @@ if [ "$MACRO" = 1 ]; then
   command_for() {
     local tool=$1 mode=$2 preset=$3 threads=$4
     case "$tool" in
-      rtc-publish)
-        printf '%s\n' "$PUBLISH" --no-signal --no-preview --room bench --uid bench \
+      rtc-publish | rtc-publish@*)
+        local program=$PUBLISH
+        [ "$tool" = rtc-publish ] || program=$BASE_PUBLISH
+        printf '%s\n' "$program" --no-signal --no-preview --room bench --uid bench \
           --video "$IN/in.y4m" --audio "$IN/in.wav" --to "127.0.0.1:$VPORT" \
           --srtp-suite AES_CM_128_HMAC_SHA1_80 --mtu 1200 --preset "$preset" --threads "$threads" \
           --video-bitrate 2500 --audio-bitrate 96000 --audio-complexity "$OPUS_COMPLEXITY" --keyint 60 \
@@ -183,12 +245,29 @@ if [ "$MACRO" = 1 ]; then
     esac
   }
 
+  # The baseline's rtc-publish must take every option of the job (same job, same arguments).
+  if [ -n "$BASELINE" ]; then
+    base_help=$("$BASE_PUBLISH" --help 2>&1) || true
+    mapfile -t base_args < <(command_for "$BASE_TOOL" paced ultrafast 1)
+    base_missing=()
+    for arg in "${base_args[@]}"; do
+      if [[ "$arg" == --* ]] && ! [[ "$base_help" =~ (^|[^a-z-])"$arg"([^a-z-]|$) ]]; then base_missing+=("$arg"); fi
+    done
+    [ "${#base_missing[@]}" = 0 ] ||
+      fail "the baseline's rtc-publish ($BASE_SHORT) has no ${base_missing[*]}: it cannot do the same job"
+    [[ "$base_help" =~ (^|[^a-z-])--unpaced([^a-z-]|$) ]] && BASE_UNPACED_FLAG=1
+    [ "$BASE_UNPACED_FLAG" = 1 ] || echo "bench: the baseline's rtc-publish has no --unpaced flag: its unpaced rows are n/a"
+  fi
+
   # Runs one row once in its own directory under /usr/bin/time, with a sink for network rows.
+  TOOL_WIDTH=$(( ${#BASE_TOOL} > 11 ? ${#BASE_TOOL} : 11 )) # the progress lines' first column
   run_row() {
     local tool=$1 mode=$2 preset=$3 threads=$4 run=$5
     local dir="$OUT/runs/$tool-$mode-$preset-t$threads-r$run"
     mkdir -p "$dir"
-    if [ "$tool" = rtc-publish ] && [ "$mode" = unpaced ] && [ "$UNPACED_FLAG" = 0 ]; then
+    local unpaced=$UNPACED_FLAG
+    [ "$tool" = "$BASE_TOOL" ] && unpaced=$BASE_UNPACED_FLAG
+    if [[ "$tool" == rtc-publish* ]] && [ "$mode" = unpaced ] && [ "$unpaced" = 0 ]; then
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "missing" "$dir" >>"$MANIFEST"
       return
     fi
@@ -198,6 +277,7 @@ if [ "$MACRO" = 1 ]; then
       local shown="${cmd[*]}"
       shown=${shown//"$KEY_B64"/KEY40}
       shown=${shown//"$KEY_HEX"/HEX60}
+      [ -z "$BASE_PUBLISH" ] || shown=${shown//"$BASE_PUBLISH"/$BASE_DIR/.build/release/rtc-publish}
       shown=${shown//"$IN/"/$OUT/}
       shown=${shown//"$PUBLISH"/$BIN/rtc-publish}
       shown=${shown//"$ENCODE"/$BIN/rtc-encode}
@@ -210,8 +290,8 @@ if [ "$MACRO" = 1 ]; then
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$mode" "$preset" "$threads" "$run" "$rc" "$dir" >>"$MANIFEST"
     local summary
     summary=$(tail -1 "$dir/time.txt" 2>/dev/null)
-    printf 'bench: run %s/%s  %-11s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
-      "$run" "$RUNS" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
+    printf 'bench: run %s/%s  %-*s %-7s %-9s t%s  exit %s  wall/user/sys/maxrssKB: %s\n' \
+      "$run" "$RUNS" "$TOOL_WIDTH" "$tool" "$mode" "$preset" "$threads" "$rc" "$summary"
   }
 
   START=$(date +%s)
@@ -219,8 +299,9 @@ if [ "$MACRO" = 1 ]; then
   for run in $(seq "$RUNS"); do
     for config in "${CONFIGS[@]}"; do
       read -r preset threads <<<"$config"
-      for row in "rtc-publish paced" "ffmpeg paced" "gstreamer paced" \
-        "rtc-publish unpaced" "ffmpeg unpaced" "gstreamer unpaced" "floor unpaced" "floor-av unpaced"; do
+      for row in "rtc-publish paced" ${BASE_TOOL:+"$BASE_TOOL paced"} "ffmpeg paced" "gstreamer paced" \
+        "rtc-publish unpaced" ${BASE_TOOL:+"$BASE_TOOL unpaced"} "ffmpeg unpaced" "gstreamer unpaced" \
+        "floor unpaced" "floor-av unpaced"; do
         read -r tool mode <<<"$row"
         run_row "$tool" "$mode" "$preset" "$threads" "$run"
       done
@@ -296,10 +377,16 @@ if [ "$MACRO" = 1 ]; then
     mkdir -p "$OUT/instructions/bin"
     cp "$PUBLISH" "$ENCODE" "$OUT/instructions/bin/"
     strip --strip-debug "$OUT/instructions/bin/rtc-publish" "$OUT/instructions/bin/rtc-encode"
-    FULL_PUBLISH=$PUBLISH FULL_ENCODE=$ENCODE
+    FULL_PUBLISH=$PUBLISH FULL_ENCODE=$ENCODE FULL_BASE_PUBLISH=$BASE_PUBLISH
     PUBLISH=$(cd "$OUT/instructions/bin" && pwd)/rtc-publish
     ENCODE=$(cd "$OUT/instructions/bin" && pwd)/rtc-encode
-    for tool in rtc-publish ffmpeg gstreamer floor; do
+    if [ -n "$BASELINE" ]; then # the baseline's rtc-publish, stripped alike
+      mkdir -p "$OUT/instructions/bin-$BASE_SHORT"
+      cp "$BASE_PUBLISH" "$OUT/instructions/bin-$BASE_SHORT/"
+      strip --strip-debug "$OUT/instructions/bin-$BASE_SHORT/rtc-publish"
+      BASE_PUBLISH=$(cd "$OUT/instructions/bin-$BASE_SHORT" && pwd)/rtc-publish
+    fi
+    for tool in rtc-publish $BASE_TOOL ffmpeg gstreamer floor; do
       dir="$OUT/instructions/$tool"
       mkdir -p "$dir"
       mapfile -t cmd < <(command_for "$tool" unpaced ultrafast 1)
@@ -311,7 +398,7 @@ if [ "$MACRO" = 1 ]; then
       echo "$rc" >"$dir/rc"
       echo "bench: instructions of $tool (callgrind) exit $rc"
     done
-    PUBLISH=$FULL_PUBLISH ENCODE=$FULL_ENCODE
+    PUBLISH=$FULL_PUBLISH ENCODE=$FULL_ENCODE BASE_PUBLISH=$FULL_BASE_PUBLISH
     python3 scripts/bench-report.py instructions --dir "$OUT/instructions" --doc "$DOC" --command "$COMMAND"
   fi
 fi
@@ -322,6 +409,21 @@ if [ "$MICRO" = 1 ]; then
   echo "bench: building and running the micro-benchmarks (Benchmarks/, release)"
   (cd Benchmarks && swift package --allow-writing-to-directory "../$OUT/micro" benchmark run \
     --format histogramPercentiles --path "../$OUT/micro" --no-progress) | tee "$OUT/micro.log"
-  python3 scripts/bench-report.py micro --results-dir "$OUT/micro" --doc "$DOC" \
-    --command "BENCH_MICRO=1 BENCH_MACRO=$MACRO scripts/bench.sh"
+  # The baseline's own Benchmarks/ (its Package.swift takes the package above it, `..`: the
+  # baseline's sources), results beside this tree's; a failure leaves its column empty.
+  micro_baseline=()
+  if [ -n "$BASELINE" ]; then
+    rm -rf "$OUT/micro-$BASE_SHORT"
+    mkdir -p "$OUT/micro-$BASE_SHORT"
+    base_results=$(cd "$OUT/micro-$BASE_SHORT" && pwd)
+    echo "bench: building and running the baseline's micro-benchmarks ($BASE_DIR/Benchmarks/, release)"
+    base_pin Benchmarks/Package.resolved
+    if ! (cd "$BASE_DIR/Benchmarks" && swift package --allow-writing-to-directory "$base_results" benchmark run \
+      --format histogramPercentiles --path "$base_results" --no-progress) | tee "$OUT/micro-$BASE_SHORT.log"; then
+      echo "bench: the baseline's micro-benchmarks failed (see $OUT/micro-$BASE_SHORT.log): no before column" >&2
+    fi
+    micro_baseline=(--baseline "$BASE_SHORT" --baseline-dir "$OUT/micro-$BASE_SHORT")
+  fi
+  python3 scripts/bench-report.py micro --results-dir "$OUT/micro" "${micro_baseline[@]}" --doc "$DOC" \
+    --command "$MICRO_COMMAND"
 fi

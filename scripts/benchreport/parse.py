@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 
-from benchreport import FLOORS, INPUT_FRAMES, INSTRUCTION_TOOLS
+from benchreport import BASELINE_PREFIX, FLOORS, INPUT_FRAMES, INSTRUCTION_TOOLS, is_publish
 
 
 def shell(command):
@@ -76,7 +76,7 @@ def read_run(tool, mode, preset, threads, run, rc, directory):
             row["error"] = ""
         return row
     frames = INPUT_FRAMES
-    if tool == "rtc-publish":
+    if is_publish(tool):
         final = last_json_line(os.path.join(directory, "stats.jsonl"), lambda r: r.get("final") is True)
         if final:
             frames = final.get("frames", frames)
@@ -229,10 +229,26 @@ def callgrind_totals(path):
     return totals
 
 
+def instruction_tools(directory):
+    """The rows callgrind was to count: INSTRUCTION_TOOLS, and after rtc-publish each baseline's
+    (BENCH_BASELINE: a directory DIR/rtc-publish@SHA)."""
+    baselines = sorted(
+        os.path.basename(path)
+        for path in glob.glob(os.path.join(directory, glob.escape(BASELINE_PREFIX) + "*"))
+        if os.path.isdir(path)
+    )
+    tools = []
+    for tool in INSTRUCTION_TOOLS:
+        tools.append(tool)
+        if tool == "rtc-publish":
+            tools += baselines
+    return tools
+
+
 def instruction_totals(directory):
     """tool -> {object file: instructions} for each row under DIR/TOOL that exited 0 with counts."""
     found = {}
-    for tool in INSTRUCTION_TOOLS:
+    for tool in instruction_tools(directory):
         tool_dir = os.path.join(directory, tool)
         try:
             with open(os.path.join(tool_dir, "rc")) as handle:

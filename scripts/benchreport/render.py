@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from bench_stats import cell
-from benchreport import FLOORS, INSTRUCTION_GROUPS, TOOLS
+from benchreport import FLOORS, INSTRUCTION_GROUPS, is_publish, tool_name
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ MACRO_HEADER = (
 
 def macro_row(row):
     tool, mode = row["tool"], row["mode"]
-    name = f"{TOOLS[tool]}, {mode}" if tool not in FLOORS else TOOLS[tool]
+    name = f"{tool_name(tool)}, {mode}" if tool not in FLOORS else tool_name(tool)
     if row.get("missing"):
         return f"| {name} | n/a (this rtc-publish has no --unpaced) | n/a | n/a | n/a | n/a | n/a | n/a | n/a |"
     if not row["ok"]:
@@ -64,8 +64,8 @@ def macro_row(row):
     percent = cell(row["cpu_percent"], 1) if mode == "paced" else "—"
     fps = cell(row["fps"], 0) if mode == "unpaced" else "—"
     sink = "/".join(str(s) for s in row["sink_frames"]) if row["sink_frames"] else "—"
-    latency = percentiles_cell(row["latency"]) if tool == "rtc-publish" else "—"
-    encode = percentiles_cell(row["encode"]) if tool in ("rtc-publish",) + FLOORS else "—"
+    latency = percentiles_cell(row["latency"]) if is_publish(tool) else "—"
+    encode = percentiles_cell(row["encode"]) if is_publish(tool) or tool in FLOORS else "—"
     if tool == "floor-av":
         encode += f"; Opus {percentiles_cell(row['audio_encode'], 2)}"
     return (
@@ -93,12 +93,14 @@ def macro(summary, env, command, load, matrix, commands=""):
         ]
         lines += [macro_row(row) for row in table["rows"]]
         lines.append("")
+    baselines = [f"vs @{revision}" for revision in summary.get("baselines", [])]
+    cpu_columns = ["CPU/frame vs FFmpeg", "vs GStreamer", "vs floor", "vs floor (x264 + Opus)"] + baselines
+    rss_columns = ["peak RSS vs FFmpeg", "vs GStreamer"] + baselines
     lines += [
         "#### Ratios (medians of this run; below 1 means rtc-publish is cheaper)",
         "",
-        "| x264 | mode | CPU/frame vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) "
-        "| peak RSS vs FFmpeg | vs GStreamer |",
-        "|---|---|---|---|---|---|---|---|",
+        "| x264 | mode | " + " | ".join(cpu_columns + rss_columns) + " |",
+        "|---|---|" + "---|" * len(cpu_columns + rss_columns),
     ]
     for r in summary["ratios"]:
         cells = [number(value) for value in r["cpu"] + r["rss"]]
@@ -111,12 +113,20 @@ def macro(summary, env, command, load, matrix, commands=""):
         "alike; the ratio within a round cancels much of that, where a ratio of medians over the whole run "
         "does not. The floors have no paced row: the paced ratio to them is against their unpaced runs.",
         "",
-        "| x264 | mode | vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) |",
-        "|---|---|---|---|---|---|",
+        "| x264 | mode | " + " | ".join(["vs FFmpeg"] + cpu_columns[1:]) + " |",
+        "|---|---|" + "---|" * len(cpu_columns),
     ]
     for r in summary["rounds"]:
         cells = [cell(stat) for stat in r["cpu"]]
         lines.append(f"| {r['preset']}, {r['threads']}t | {r['mode']} | {' | '.join(cells)} |")
+    for revision in summary.get("baselines", []):
+        lines += [
+            "",
+            f"rtc-publish @{revision} is rtc-publish built from revision {revision} (`BENCH_BASELINE`, in "
+            f"out/bench/baseline/{revision}), doing the same job with the same arguments in every round, right "
+            f"after this tree's row of the same mode. The vs @{revision} columns are this tree's rtc-publish over "
+            "it: above 1 means this tree costs more than the baseline.",
+        ]
     if commands:
         lines += [
             "",
@@ -134,7 +144,7 @@ def macro(summary, env, command, load, matrix, commands=""):
 # --- micro ---
 
 
-def micro(summary, env, command):
+def micro(summary, env, command, comparison=None, baseline=None):
     harness = ", ".join(f"{target} {value:.0f}" for target, value in sorted(summary["harness"].items()))
     lines = [
         f"Measured {env.now:%Y-%m-%d %H:%M} UTC on {env.machine} with "
@@ -182,6 +192,36 @@ def micro(summary, env, command):
             )
     if not summary["targets"]:
         lines.append("| (no results found) | | | | |")
+    if comparison is not None:
+        lines += ["", micro_compare(comparison, baseline)]
+    return "\n".join(lines)
+
+
+def micro_compare(comparison, baseline):
+    """One table of a baseline revision's micro-benchmarks and this tree's (summarize.micro_compare)."""
+
+    def wall(value):
+        return "—" if value is None else f"{value:.{3 if value < 10 else 1}f}"
+
+    lines = [
+        f"#### Before and after: @{baseline} and this tree",
+        "",
+        f"The micro-benchmarks of revision {baseline} (`BENCH_BASELINE`: the `Benchmarks/` package of "
+        f"out/bench/baseline/{baseline}, built against that revision's sources) and of this tree, run one after "
+        "the other in this run. Wall time is the p50 per iteration in µs (after / before above 1: this tree is "
+        "slower); mallocs are per iteration (p50), less each one's harness. —: not in that revision's benchmarks.",
+        "",
+        f"| benchmark | before (@{baseline}) µs | after µs | after / before | mallocs before / after |",
+        "|---|---|---|---|---|",
+    ]
+    for row in comparison["rows"]:
+        ratio = number(row["ratio"], 2, "—")
+        mallocs = f"{number(row['mallocs_before'], 0, '—')} / {number(row['mallocs_after'], 0, '—')}"
+        lines.append(f"| {row['name']} | {wall(row['before'])} | {wall(row['after'])} | {ratio} | {mallocs} |")
+    if not comparison["before_found"]:
+        lines.append(f"- no results from @{baseline}'s benchmarks (see out/bench/micro-{baseline}.log)")
+    if not comparison["after_found"]:
+        lines.append("- no results from this tree's benchmarks (see out/bench/micro.log)")
     return "\n".join(lines)
 
 
@@ -220,10 +260,12 @@ def room(summary, env, subscribers, command, publish, sink):
 
 
 def instructions(summary, env, command):
+    baseline = summary.get("baseline")
     header = (
         ["row", "instructions (billions)", "per frame (millions)"]
         + [n for n, _ in INSTRUCTION_GROUPS]
         + ["the rest (the program, its other libraries)", "vs GStreamer", "vs floor"]
+        + ([f"vs @{baseline}"] if baseline else [])
     )
     lines = [
         f"Counted {env.today.isoformat()} on {env.machine} with valgrind's callgrind, each row's "
@@ -233,9 +275,11 @@ def instructions(summary, env, command):
         "|" + "---|" * len(header),
     ]
     for tool, row in summary["rows"].items():
-        cells = [TOOLS[tool], f"{row['total'] / 1e9:.2f}", f"{row['per_frame'] / 1e6:.2f}"]
+        cells = [tool_name(tool), f"{row['total'] / 1e9:.2f}", f"{row['per_frame'] / 1e6:.2f}"]
         cells += [f"{row['groups'][n] / 1e9:.2f}" for n, _ in INSTRUCTION_GROUPS]
         cells += [f"{row['rest'] / 1e9:.2f}", number(row["vs_gstreamer"], 2, "—"), number(row["vs_floor"], 2, "—")]
+        if baseline:
+            cells.append(number(row["vs_baseline"], 3, "—"))
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -249,8 +293,13 @@ def instructions(summary, env, command):
         f"Command: `{command}` (in out/bench/instructions/ROW: `valgrind --tool=callgrind` + the row's unpaced "
         "command).",
     ]
+    if baseline:
+        lines.append(
+            f"rtc-publish @{baseline} is rtc-publish built from revision {baseline} (`BENCH_BASELINE`), counted on "
+            f"the same job; vs @{baseline} is each row's count over its count."
+        )
     if summary["missing"]:
-        missing = ", ".join(TOOLS[t] for t in summary["missing"])
+        missing = ", ".join(tool_name(t) for t in summary["missing"])
         lines.append(f"- no count for: {missing} (see its stderr.txt under out/bench/instructions)")
     return "\n".join(lines)
 

@@ -6,7 +6,7 @@ import re
 import statistics
 
 from bench_stats import summary
-from benchreport import FLOORS, INPUT_FRAMES, INSTRUCTION_GROUPS, INSTRUCTION_TOOLS, MACRO_ROWS
+from benchreport import FLOORS, INPUT_FRAMES, INSTRUCTION_GROUPS, INSTRUCTION_TOOLS, baseline_of, is_publish, macro_rows
 
 
 def percentiles(runs, key):
@@ -26,18 +26,22 @@ def percentiles(runs, key):
 
 # The peers' rows that rtc-publish's row of the same mode is compared with (None: the same mode);
 # the floors run unpaced only. A run without a row (an older manifest has no floor-av) has None.
+# A baseline revision's rtc-publish (BENCH_BASELINE) comes last in both, same mode.
 AGAINST = [("ffmpeg", None), ("gstreamer", None), ("floor", "unpaced"), ("floor-av", "unpaced")]
 RSS_AGAINST = ("ffmpeg", "gstreamer")
 
 
 def macro(runs):
     """The end-to-end tables: for each x264 configuration its rows, then the ratios of medians and
-    the round-by-round CPU ratios of rtc-publish to the other rows."""
+    the round-by-round CPU ratios of rtc-publish to the other rows (a baseline's rtc-publish too)."""
     configs = []
     for r in runs:
         key = (r["preset"], r["threads"])
         if key not in configs:
             configs.append(key)
+    baselines = [tool for tool in dict.fromkeys(r["tool"] for r in runs) if baseline_of(tool) is not None]
+    against = AGAINST + [(tool, None) for tool in baselines]
+    rss_against = RSS_AGAINST + tuple(baselines)
     tables = []
     medians = {}
     # CPU per frame by row and round: rows of one round ran minutes apart at most, so a
@@ -45,7 +49,7 @@ def macro(runs):
     per_round = {}
     for preset, threads in configs:
         rows = []
-        for tool, mode in MACRO_ROWS:
+        for tool, mode in macro_rows(baselines):
             mine = [
                 r for r in runs if (r["tool"], r["mode"], r["preset"], r["threads"]) == (tool, mode, preset, threads)
             ]
@@ -70,8 +74,8 @@ def macro(runs):
             row["cpu_percent"] = summary([r["cpu_percent"] for r in ok]) if mode == "paced" else None
             row["fps"] = summary([r["fps"] for r in ok]) if mode == "unpaced" else None
             row["sink_frames"] = sorted({r["sink_frames"] for r in ok if "sink_frames" in r})
-            row["latency"] = percentiles(ok, "latency") if tool == "rtc-publish" else None
-            row["encode"] = percentiles(ok, "encode") if tool in ("rtc-publish",) + FLOORS else None
+            row["latency"] = percentiles(ok, "latency") if is_publish(tool) else None
+            row["encode"] = percentiles(ok, "encode") if is_publish(tool) or tool in FLOORS else None
             if tool == "floor-av":
                 row["audio_encode"] = percentiles(ok, "audio_encode")
         tables.append({"preset": preset, "threads": threads, "rows": rows})
@@ -96,8 +100,8 @@ def macro(runs):
                     "preset": preset,
                     "threads": threads,
                     "mode": mode,
-                    "cpu": [ratio(preset, threads, mode, tool, other or mode, "cpu") for tool, other in AGAINST],
-                    "rss": [ratio(preset, threads, mode, tool, mode, "rss") for tool in RSS_AGAINST],
+                    "cpu": [ratio(preset, threads, mode, tool, other or mode, "cpu") for tool, other in against],
+                    "rss": [ratio(preset, threads, mode, tool, mode, "rss") for tool in rss_against],
                 }
             )
             rounds.append(
@@ -105,11 +109,12 @@ def macro(runs):
                     "preset": preset,
                     "threads": threads,
                     "mode": mode,
-                    "cpu": [paired(preset, threads, mode, tool, other or mode) for tool, other in AGAINST],
+                    "cpu": [paired(preset, threads, mode, tool, other or mode) for tool, other in against],
                 }
             )
     return {
         "runs": max((r["run"] for r in runs), default=0),
+        "baselines": [baseline_of(tool) for tool in baselines],
         "tables": tables,
         "ratios": ratios,
         "rounds": rounds,
@@ -185,6 +190,48 @@ def micro(results):
     }
 
 
+def micro_measures(results):
+    """(target, name) -> (wall {p50, p99} µs, mallocs p50 less the target's empty harness iteration,
+    or None) of each benchmark in one run's results."""
+    harness = {
+        target: values["p50"]
+        for (target, name, metric), values in results.items()
+        if name == "Harness: empty iteration" and metric == "mallocCountTotal"
+    }
+    measures = {}
+    for target, name, metric in results:
+        if metric != "wallClock" or name.startswith("Harness"):
+            continue
+        mallocs = results.get((target, name, "mallocCountTotal"))
+        net = max(0.0, mallocs["p50"] - harness.get(target, 0.0)) if mallocs else None
+        measures[(target, name)] = (results[(target, name, metric)], net)
+    return measures
+
+
+def micro_compare(before, after):
+    """Before and after (BENCH_BASELINE): a baseline revision's Benchmarks/ results and this tree's,
+    one row per benchmark in either, in the micro table's order. Each side's wall p50 (µs) and
+    mallocs, and after / before; None where that side has no such benchmark."""
+    mine, theirs = micro_measures(after), micro_measures(before)
+    rows = []
+    for key in sorted(set(mine) | set(theirs), key=lambda k: (k[0] != "PacketBenchmarks", k[1])):
+        wall_before, mallocs_before = theirs.get(key, (None, None))
+        wall_after, mallocs_after = mine.get(key, (None, None))
+        before_us = wall_before["p50"] if wall_before else None
+        after_us = wall_after["p50"] if wall_after else None
+        rows.append(
+            {
+                "name": key[1],
+                "before": before_us,
+                "after": after_us,
+                "ratio": after_us / before_us if before_us and after_us is not None else None,
+                "mallocs_before": mallocs_before,
+                "mallocs_after": mallocs_after,
+            }
+        )
+    return {"rows": rows, "before_found": bool(theirs), "after_found": bool(mine)}
+
+
 # --- room ---
 
 
@@ -217,11 +264,13 @@ def room(runs):
 # --- instructions ---
 
 
-def instructions(found):
+def instructions(found, tools=INSTRUCTION_TOOLS):
     """Each counted row's total, its instructions by library group and the rest, and the rows
-    it is compared with; the rows without a count."""
+    it is compared with (a baseline revision's rtc-publish, when counted, is one); the rows of
+    `tools` without a count. Rows come in the order of `tools`, then any other counted."""
     rows = {}
-    for tool, totals in found.items():
+    for tool in sorted(found, key=lambda t: tools.index(t) if t in tools else len(tools)):
+        totals = found[tool]
         groups = {name: 0 for name, _ in INSTRUCTION_GROUPS}
         rest = 0
         for obj, count in totals.items():
@@ -236,10 +285,18 @@ def instructions(found):
         rows[tool] = {"total": total, "per_frame": total / INPUT_FRAMES, "groups": groups, "rest": rest}
     gst = rows.get("gstreamer", {}).get("total")
     floor = rows.get("floor", {}).get("total")
+    baseline = next((t for t in list(tools) + list(found) if baseline_of(t) is not None), None)
+    before = rows.get(baseline, {}).get("total") if baseline else None
     for row in rows.values():
         row["vs_gstreamer"] = row["total"] / gst if gst else None
         row["vs_floor"] = row["total"] / floor if floor else None
-    return {"rows": rows, "missing": [t for t in INSTRUCTION_TOOLS if t not in rows]}
+        if baseline:
+            row["vs_baseline"] = row["total"] / before if before else None
+    return {
+        "rows": rows,
+        "baseline": baseline_of(baseline) if baseline else None,
+        "missing": [t for t in tools if t not in rows],
+    }
 
 
 # --- browser ---

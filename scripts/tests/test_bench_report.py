@@ -7,6 +7,11 @@ micro-benchmark results, callgrind counts (the floor's run failed) and 3 browser
 had no picture). fixtures/bench-report/expected holds what scripts/bench-report.py printed on it
 before it was split into parse, summarize and render, with the clock and machine below.
 
+fixtures/bench-baseline/out/bench is a made-up run with BENCH_BASELINE=abc1234: 2 rounds of this
+tree's rtc-publish, the baseline's and FFmpeg, paced and unpaced; callgrind counts of rtc-publish,
+the baseline's and GStreamer; the micro-benchmarks of both trees (micro, micro-abc1234), each with
+a benchmark the other lacks.
+
 Run: out/venv/bin/python -m unittest discover -s scripts/tests (make test does).
 """
 
@@ -21,10 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 
-from benchreport import parse, render, summarize  # noqa: E402
+import benchreport  # noqa: E402
+from benchreport import INSTRUCTION_TOOLS, parse, render, summarize  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "fixtures", "bench-report")
 BENCH = os.path.join(FIXTURE, "out", "bench")
+BASELINE_FIXTURE = os.path.join(HERE, "fixtures", "bench-baseline")
+BASELINE_BENCH = os.path.join(BASELINE_FIXTURE, "out", "bench")
 ENV = render.Environment(
     now=datetime.datetime(2026, 11, 29, 1, 23, 45, tzinfo=datetime.timezone.utc),
     today=datetime.date(2026, 11, 29),
@@ -204,6 +212,202 @@ class Browser(unittest.TestCase):
         self.assertEqual(row(text, "3"), "| 3 | failed: tab 1: no frame within 10 s | | | | | | | |")
         self.assertIn("All runs pooled: 80 pictures, p50 52.0 ms, p95 67.2 ms (met).", text)
         self.assertEqual(text, expected("browser"))
+
+
+class BaselineMacro(unittest.TestCase):
+    """BENCH_BASELINE: the baseline's rtc-publish rows (tool rtc-publish@abc1234) beside this tree's."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.runs = parse.manifest(os.path.join(BASELINE_BENCH, "manifest.tsv"), root=BASELINE_FIXTURE)
+        cls.summary = summarize.macro(cls.runs)
+        cls.text = render.macro(cls.summary, ENV, "BENCH_BASELINE=abc1234 scripts/bench.sh", "0 -> 0", "quick")
+
+    def test_names(self):
+        self.assertEqual(benchreport.baseline_of("rtc-publish@abc1234"), "abc1234")
+        self.assertIsNone(benchreport.baseline_of("rtc-publish"))
+        self.assertTrue(benchreport.is_publish("rtc-publish@abc1234"))
+        self.assertFalse(benchreport.is_publish("ffmpeg"))
+        self.assertEqual(benchreport.tool_name("rtc-publish@abc1234"), "rtc-publish @abc1234")
+        self.assertEqual(benchreport.macro_rows(), benchreport.MACRO_ROWS)
+        self.assertEqual(
+            benchreport.macro_rows(["rtc-publish@abc1234"])[:5],
+            [
+                ("rtc-publish", "paced"),
+                ("rtc-publish@abc1234", "paced"),
+                ("ffmpeg", "paced"),
+                ("gstreamer", "paced"),
+                ("rtc-publish", "unpaced"),
+            ],
+        )
+
+    def test_parse_reads_the_baseline_as_rtc_publish(self):
+        self.assertEqual(len(self.runs), 12)  # 6 rows x 2 rounds
+        baseline = self.runs[1]
+        self.assertEqual((baseline["tool"], baseline["mode"], baseline["run"]), ("rtc-publish@abc1234", "paced", 1))
+        self.assertAlmostEqual(baseline["cpu_ms_per_frame"], 1.65 * 1000 / 300)
+        self.assertEqual(baseline["latency"], {"p50": 5.0, "p99": 8.0, "max": 9.0})  # its stats.jsonl
+
+    def test_summarize_compares_this_tree_with_the_baseline(self):
+        self.assertEqual(self.summary["baselines"], ["abc1234"])
+        (table,) = self.summary["tables"]
+        self.assertEqual(
+            [(r["tool"], r["mode"]) for r in table["rows"]],
+            [
+                ("rtc-publish", "paced"),
+                ("rtc-publish@abc1234", "paced"),
+                ("ffmpeg", "paced"),
+                ("rtc-publish", "unpaced"),
+                ("rtc-publish@abc1234", "unpaced"),
+                ("ffmpeg", "unpaced"),
+            ],
+        )
+        ratios = {r["mode"]: r for r in self.summary["ratios"]}
+        # Medians: this tree 5.50 ms a frame paced (5.00, 6.00), the baseline 5.25 (5.50, 5.00).
+        self.assertEqual(len(ratios["paced"]["cpu"]), 5)  # FFmpeg, GStreamer, the floors, the baseline
+        self.assertAlmostEqual(ratios["paced"]["cpu"][4], 5.50 / 5.25)
+        self.assertAlmostEqual(ratios["paced"]["rss"][2], 36 / 40)
+        self.assertAlmostEqual(ratios["unpaced"]["rss"][2], 36.5 / 40)
+        # Round by round: 5.00 / 5.50 and 6.00 / 5.00.
+        paced = {r["mode"]: r for r in self.summary["rounds"]}["paced"]["cpu"][4]
+        self.assertAlmostEqual(paced["min"], 5.00 / 5.50)
+        self.assertAlmostEqual(paced["max"], 6.00 / 5.00)
+        self.assertTrue(paced["noisy"])
+
+    def test_render_shows_the_rows_and_the_ratios(self):
+        self.assertEqual(
+            row(self.text, "rtc-publish @abc1234, paced"),
+            "| rtc-publish @abc1234, paced | 2/2 | 5.25 (5.00–5.50) | 15.3 (14.6–16.0) | — | 40 "
+            "| 5.0 / 8.0 / 9.0 | 3.5 / 6.0 / 7.0 | — |",
+        )
+        self.assertIn(
+            "| x264 | mode | CPU/frame vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) | vs @abc1234 "
+            "| peak RSS vs FFmpeg | vs GStreamer | vs @abc1234 |\n|---|---|---|---|---|---|---|---|---|---|\n"
+            "| ultrafast, 1t | paced | 0.73 | n/a | n/a | n/a | 1.05 | 0.40 | n/a | 0.90 |",
+            self.text,
+        )
+        self.assertIn(
+            "| x264 | mode | vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) | vs @abc1234 |\n"
+            "|---|---|---|---|---|---|---|\n"
+            "| ultrafast, 1t | paced | 0.73 (0.71–0.75) | n/a | n/a | n/a | 1.05 (0.91–1.20) ⚠ |\n"
+            "| ultrafast, 1t | unpaced | 0.80 | n/a | n/a | n/a | 0.98 (0.95–1.00) |",
+            self.text,
+        )
+        self.assertIn("rtc-publish @abc1234 is rtc-publish built from revision abc1234 (`BENCH_BASELINE`", self.text)
+
+    def test_without_a_baseline_nothing_is_added(self):
+        text = expected("macro")
+        self.assertNotIn("@", text.split("<details>")[0])
+        self.assertIn("| x264 | mode | vs FFmpeg | vs GStreamer | vs floor | vs floor (x264 + Opus) |\n", text)
+
+
+class BaselineInstructions(unittest.TestCase):
+    def test_the_baseline_is_counted_and_compared(self):
+        directory = os.path.join(BASELINE_BENCH, "instructions")
+        tools = parse.instruction_tools(directory)
+        self.assertEqual(tools, ["rtc-publish", "rtc-publish@abc1234", "ffmpeg", "gstreamer", "floor"])
+        self.assertEqual(parse.instruction_tools(os.path.join(BENCH, "instructions")), list(INSTRUCTION_TOOLS))
+        summary = summarize.instructions(parse.instruction_totals(directory), tools)
+        self.assertEqual(summary["baseline"], "abc1234")
+        self.assertEqual(list(summary["rows"]), ["rtc-publish", "rtc-publish@abc1234", "gstreamer"])
+        self.assertAlmostEqual(summary["rows"]["rtc-publish"]["vs_baseline"], 5.0 / 5.1)
+        self.assertEqual(summary["missing"], ["ffmpeg", "floor"])
+        text = render.instructions(summary, ENV, "c")
+        self.assertIn("| the rest (the program, its other libraries) | vs GStreamer | vs floor | vs @abc1234 |", text)
+        self.assertEqual(
+            row(text, "rtc-publish"),
+            "| rtc-publish | 5.00 | 16.67 | 3.70 | 0.00 | 0.00 | 0.10 | 0.00 | 1.20 | 1.00 | — | 0.980 |",
+        )
+        self.assertEqual(
+            row(text, "rtc-publish @abc1234"),
+            "| rtc-publish @abc1234 | 5.10 | 17.00 | 3.70 | 0.00 | 0.00 | 0.10 | 0.00 | 1.30 | 1.02 | — | 1.000 |",
+        )
+        self.assertIn("- no count for: FFmpeg, floor (H264Encoder alone)", text)
+
+    def test_a_failed_baseline_count_is_listed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "rtc-publish@abc1234"))  # no rc, no callgrind.out
+            tools = parse.instruction_tools(tmp)
+            summary = summarize.instructions(parse.instruction_totals(tmp), tools)
+            self.assertEqual(summary["baseline"], "abc1234")
+            self.assertIn("rtc-publish@abc1234", summary["missing"])
+            self.assertIn("rtc-publish @abc1234", render.instructions(summary, ENV, "c"))
+
+
+class BaselineMicro(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.after = parse.micro_results(os.path.join(BASELINE_BENCH, "micro"))
+        cls.before = parse.micro_results(os.path.join(BASELINE_BENCH, "micro-abc1234"))
+
+    def test_summarize_pairs_the_benchmarks(self):
+        comparison = summarize.micro_compare(self.before, self.after)
+        self.assertTrue(comparison["before_found"] and comparison["after_found"])
+        rows = {r["name"]: r for r in comparison["rows"]}
+        self.assertEqual(
+            [r["name"] for r in comparison["rows"]],
+            [
+                "Fan-out to 1 WebRTC viewer, paced, AES-CM-128",
+                "Fan-out to 1 destination",
+                "SRTP protect (100 packets)",
+                "I420 to NV12 1280x720",
+            ],
+        )
+        srtp = rows["SRTP protect (100 packets)"]
+        self.assertAlmostEqual(srtp["before"], 95.0)
+        self.assertAlmostEqual(srtp["after"], 91.4)
+        self.assertAlmostEqual(srtp["ratio"], 91.4 / 95.0)
+        # Each side less its own harness: 203 - 3 before, 102 - 2 after.
+        self.assertEqual((srtp["mallocs_before"], srtp["mallocs_after"]), (200, 100))
+        only_after = rows["Fan-out to 1 WebRTC viewer, paced, AES-CM-128"]
+        self.assertEqual((only_after["before"], only_after["ratio"], only_after["mallocs_before"]), (None, None, None))
+        self.assertIsNone(rows["Fan-out to 1 destination"]["after"])
+
+    def test_render_one_table_with_both(self):
+        comparison = summarize.micro_compare(self.before, self.after)
+        text = render.micro(summarize.micro(self.after), ENV, "c", comparison, "abc1234")
+        self.assertTrue(text.startswith(render.micro(summarize.micro(self.after), ENV, "c")))
+        self.assertIn("| benchmark | before (@abc1234) µs | after µs | after / before | mallocs before / after |", text)
+        self.assertIn("| SRTP protect (100 packets) | 95.0 | 91.4 | 0.96 | 200 / 100 |", text)
+        self.assertIn("| Fan-out to 1 WebRTC viewer, paced, AES-CM-128 | — | 1.105 | — | — / 6 |", text)
+        self.assertIn("| Fan-out to 1 destination | 1.020 | — | — | 4 / — |", text)
+        self.assertIn("| I420 to NV12 1280x720 | 200.0 | 212.0 | 1.06 | 0 / 0 |", text)
+
+    def test_a_baseline_without_results(self):
+        comparison = summarize.micro_compare({}, self.after)
+        self.assertFalse(comparison["before_found"])
+        text = render.micro_compare(comparison, "abc1234")
+        self.assertIn("| SRTP protect (100 packets) | — | 91.4 | — | — / 100 |", text)
+        self.assertTrue(text.endswith("- no results from @abc1234's benchmarks (see out/bench/micro-abc1234.log)"))
+
+    def test_the_command_line_takes_the_baseline(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = os.path.join(tmp, "benchmarks.md")
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    os.path.join(SCRIPTS, "bench-report.py"),
+                    "micro",
+                    "--results-dir",
+                    "out/bench/micro",
+                    "--baseline",
+                    "abc1234",
+                    "--baseline-dir",
+                    "out/bench/micro-abc1234",
+                    "--doc",
+                    doc,
+                    "--command",
+                    "BENCH_BASELINE=abc1234 BENCH_MICRO=1 scripts/bench.sh",
+                ],
+                cwd=BASELINE_FIXTURE,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            self.assertIn("| SRTP protect (100 packets) | 95.0 | 91.4 | 0.96 | 200 / 100 |", result.stdout)
+            with open(doc) as handle:
+                self.assertIn("#### Before and after: @abc1234 and this tree", handle.read())
 
 
 class Document(unittest.TestCase):
