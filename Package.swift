@@ -413,7 +413,7 @@ let package = Package(
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
-        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "COpenSSL"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
         .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"], swiftSettings: glibHeaders),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"], swiftSettings: glibHeaders),
