@@ -50,8 +50,10 @@ let package = Package(
         // Nettle: the AES-CTR and HMAC-SHA1 that libsrtp2's AES-CM suites run on here.
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module links it).
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // OpenSSL 3.0: DTLS 1.2 with use_srtp for WebRTC's DTLS-SRTP (only the DTLS module uses it).
+        // Loaded by the first certificate, not linked (Sources/COpenSSL/shim.h): no pkg-config, which
+        // would link libssl and libcrypto into every executable; the headers are in /usr/include.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // libnice 0.1.21 (with GLib/GIO): the RFC 8445 ICE agent of GStreamer's webrtcbin and of Janus.
         // Loaded by the first ICE agent, not linked (Sources/CNice/shim.h): no pkg-config here, as
         // SwiftPM would link its libraries into every executable; GLib's headers come from
@@ -416,7 +418,7 @@ let package = Package(
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
-        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "COpenSSL"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
         .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"], swiftSettings: glibHeaders),
         .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"], swiftSettings: glibHeaders),

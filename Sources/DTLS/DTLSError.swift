@@ -52,6 +52,10 @@ public struct DTLSError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code("invalid-configuration")
         /// OpenSSL could not create a context or session object.
         public static let openSSL = Code("openssl")
+        /// OpenSSL could not be loaded (it is loaded by the first certificate): libssl.so.3 or
+        /// libcrypto.so.3, or one of the functions used, is missing. The message has the loader's
+        /// words.
+        public static let library = Code("library")
     }
 
     public var code: Code

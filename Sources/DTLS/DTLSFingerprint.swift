@@ -70,7 +70,8 @@ public struct DTLSFingerprint: Hashable, Sendable, CustomStringConvertible {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         OpenSSLErrorQueue.clear()
-        guard X509_digest(certificate, EVP_sha256(), &digest, &length) == 1, Int(length) == Self.length else {
+        let sha256 = rtc_EVP_sha256()()
+        guard rtc_X509_digest()(certificate, sha256, &digest, &length) == 1, Int(length) == Self.length else {
             throw DTLSError(
                 .certificate,
                 "cannot hash the certificate: \(OpenSSLErrorQueue.drainedText(or: "X509_digest failed"))"

@@ -61,11 +61,11 @@ extension DTLSSession {
     /// socket it does not have. The caller owns the returned `SSL_CTX *`.
     static func makeContext(_ configuration: Configuration) throws -> OpaquePointer {
         OpenSSLErrorQueue.clear()
-        guard let method = DTLS_method(), let context = SSL_CTX_new(method) else {
+        guard let method = rtc_DTLS_method()(), let context = rtc_SSL_CTX_new()(method) else {
             throw DTLSError(.openSSL, "SSL_CTX_new: " + OpenSSLErrorQueue.drainedText(or: "failed"))
         }
         func fail(_ what: String) -> DTLSError {
-            SSL_CTX_free(context)
+            rtc_SSL_CTX_free()(context)
             return DTLSError(.openSSL, "\(what): " + OpenSSLErrorQueue.drainedText(or: "failed"))
         }
         // DTLS 1.2 only: WebRTC requires it (RFC 8827 §6.5); DTLS 1.0's ciphers are obsolete.
@@ -75,21 +75,21 @@ extension DTLSSession {
         // No MTU query (the BIOs are memory, not a socket), no tickets or cache (every session is
         // a fresh handshake, so every peer certificate passes the fingerprint check), no
         // renegotiation (RFC 8827 does not need it, and it is attack surface), no compression.
-        _ = SSL_CTX_set_options(
+        _ = rtc_SSL_CTX_set_options()(
             context,
             RTC_SSL_OP_NO_QUERY_MTU | RTC_SSL_OP_NO_TICKET | RTC_SSL_OP_NO_RENEGOTIATION | RTC_SSL_OP_NO_COMPRESSION
         )
         rtc_ssl_ctx_disable_session_cache(context)
 
-        guard SSL_CTX_use_certificate(context, configuration.certificate.certificate) == 1,
-            SSL_CTX_use_PrivateKey(context, configuration.certificate.privateKey) == 1,
-            SSL_CTX_check_private_key(context) == 1
+        guard rtc_SSL_CTX_use_certificate()(context, configuration.certificate.certificate) == 1,
+            rtc_SSL_CTX_use_PrivateKey()(context, configuration.certificate.privateKey) == 1,
+            rtc_SSL_CTX_check_private_key()(context) == 1
         else { throw fail("cannot use the DTLS certificate") }
 
         // RFC 5764 §4.1.1: use_srtp lists the profiles in preference order. OpenSSL's setter
         // returns 0 on success, unlike most of its API.
         let profiles = configuration.srtpProfiles.map(\.openSSLName).joined(separator: ":")
-        guard SSL_CTX_set_tlsext_use_srtp(context, profiles) == 0 else {
+        guard rtc_SSL_CTX_set_tlsext_use_srtp()(context, profiles) == 0 else {
             throw fail("cannot offer SRTP profiles \(profiles)")
         }
         return context

@@ -4,9 +4,9 @@ extension DTLSSession {
     /// Runs the handshake as far as the datagrams so far allow.
     func advanceHandshake() -> DTLSOutput {
         OpenSSLErrorQueue.clear()
-        let result = SSL_do_handshake(ssl)
+        let result = rtc_SSL_do_handshake()(ssl)
         if result == 1 { return completeHandshake() }
-        switch SSL_get_error(ssl, result) {
+        switch rtc_SSL_get_error()(ssl, result) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return DTLSOutput(datagrams: drainOutgoing())
         default:
@@ -19,15 +19,15 @@ extension DTLSSession {
     /// was negotiated, and export the keys. Failing here sends close_notify, since the peer
     /// believes the handshake succeeded.
     private func completeHandshake() -> DTLSOutput {
-        guard let certificate = SSL_get1_peer_certificate(ssl) else {
+        guard let certificate = rtc_SSL_get1_peer_certificate()(ssl) else {
             return failAfterHandshake(DTLSError(.noPeerCertificate, "the peer presented no certificate"))
         }
         let presented = try? DTLSFingerprint(certificate: certificate)
-        X509_free(certificate)
+        rtc_X509_free()(certificate)
         guard presented == configuration.remoteFingerprint else {
             return failAfterHandshake(peerCheck.mismatchError)
         }
-        guard let selected = SSL_get_selected_srtp_profile(ssl),
+        guard let selected = rtc_SSL_get_selected_srtp_profile()(ssl),
             let profile = DTLSSRTPProfile(rawValue: UInt16(truncatingIfNeeded: selected.pointee.id)),
             configuration.srtpProfiles.contains(profile)
         else {
@@ -52,11 +52,11 @@ extension DTLSSession {
     /// 2 × (key + salt) bytes, split by `DTLSSRTPKeys`. The exported bytes are wiped once split.
     private func exportKeys(_ profile: DTLSSRTPProfile) throws -> DTLSSRTPKeys {
         var exported = [UInt8](repeating: 0, count: profile.exportedLength)
-        defer { exported.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+        defer { exported.withUnsafeMutableBytes { rtc_OPENSSL_cleanse()($0.baseAddress, $0.count) } }
         let label = DTLSSRTPKeys.exporterLabel
         OpenSSLErrorQueue.clear()
         let result = exported.withUnsafeMutableBufferPointer { buffer in
-            SSL_export_keying_material(
+            rtc_SSL_export_keying_material()(
                 ssl,
                 buffer.baseAddress,
                 buffer.count,
@@ -79,7 +79,7 @@ extension DTLSSession {
     /// Sends close_notify, then fails: for failures found after OpenSSL's handshake succeeded.
     private func failAfterHandshake(_ error: DTLSError) -> DTLSOutput {
         OpenSSLErrorQueue.clear()
-        _ = SSL_shutdown(ssl)
+        _ = rtc_SSL_shutdown()(ssl)
         OpenSSLErrorQueue.clear()
         return fail(error)
     }
@@ -90,17 +90,17 @@ extension DTLSSession {
         OpenSSLErrorQueue.clear()
         return withUnsafeTemporaryAllocation(byteCount: 16_384, alignment: 1) { buffer in
             while true {
-                let read = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
+                let read = rtc_SSL_read()(ssl, buffer.baseAddress, Int32(buffer.count))
                 if read > 0 {
                     countIgnoredApplicationData(Int(read))
                     continue
                 }
-                switch SSL_get_error(ssl, read) {
+                switch rtc_SSL_get_error()(ssl, read) {
                 case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
                     return DTLSOutput(datagrams: drainOutgoing())
                 case SSL_ERROR_ZERO_RETURN:
                     // close_notify: answer with ours (RFC 5246 §7.2.1), then the session is over.
-                    _ = SSL_shutdown(ssl)
+                    _ = rtc_SSL_shutdown()(ssl)
                     OpenSSLErrorQueue.clear()
                     return markClosedByPeer()
                 default:

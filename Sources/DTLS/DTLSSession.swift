@@ -53,31 +53,32 @@ public final class DTLSSession {
 
     public init(_ configuration: Configuration) throws {
         try configuration.validate()
+        try OpenSSLLibrary.load()
         let context = try Self.makeContext(configuration)
         OpenSSLErrorQueue.clear()
-        guard let ssl = SSL_new(context) else {
-            SSL_CTX_free(context)
+        guard let ssl = rtc_SSL_new()(context) else {
+            rtc_SSL_CTX_free()(context)
             throw DTLSError(.openSSL, "SSL_new: " + OpenSSLErrorQueue.drainedText(or: "failed"))
         }
-        let incoming = BIO_new(BIO_s_mem())
-        let outgoing = BIO_new(BIO_s_mem())
+        let incoming = rtc_BIO_new()(rtc_BIO_s_mem()())
+        let outgoing = rtc_BIO_new()(rtc_BIO_s_mem()())
         guard let incoming, let outgoing else {
-            BIO_free(incoming)
-            BIO_free(outgoing)
-            SSL_free(ssl)
-            SSL_CTX_free(context)
+            rtc_BIO_free()(incoming)
+            rtc_BIO_free()(outgoing)
+            rtc_SSL_free()(ssl)
+            rtc_SSL_CTX_free()(context)
             throw DTLSError(.openSSL, "BIO_new: " + OpenSSLErrorQueue.drainedText(or: "failed"))
         }
-        SSL_set_bio(ssl, incoming, outgoing)
+        rtc_SSL_set_bio()(ssl, incoming, outgoing)
         // SSL_CTRL_SET_MTU answers with the MTU it set, 0 when it refused one.
         guard rtc_ssl_set_mtu(ssl, configuration.mtu) > 0 else {
-            SSL_free(ssl)
-            SSL_CTX_free(context)
+            rtc_SSL_free()(ssl)
+            rtc_SSL_CTX_free()(context)
             throw DTLSError(.openSSL, "cannot set the MTU to \(configuration.mtu)")
         }
         switch configuration.role {
-        case .client: SSL_set_connect_state(ssl)
-        case .server: SSL_set_accept_state(ssl)
+        case .client: rtc_SSL_set_connect_state()(ssl)
+        case .server: rtc_SSL_set_accept_state()(ssl)
         }
         self.configuration = configuration
         self.context = context
@@ -89,8 +90,8 @@ public final class DTLSSession {
     }
 
     deinit {
-        SSL_free(ssl)
-        SSL_CTX_free(context)
+        rtc_SSL_free()(ssl)
+        rtc_SSL_CTX_free()(context)
     }
 
     // MARK: Driving
@@ -188,7 +189,7 @@ public final class DTLSSession {
     public func close() -> DTLSOutput {
         if case .connected = state {
             OpenSSLErrorQueue.clear()
-            _ = SSL_shutdown(ssl)
+            _ = rtc_SSL_shutdown()(ssl)
             OpenSSLErrorQueue.clear()
         }
         _ = machine.close()

@@ -5,10 +5,10 @@ import COpenSSL
 enum MemoryBIO {
     /// Takes every byte waiting in `bio` (what OpenSSL wrote since the last call).
     static func readAll(_ bio: OpaquePointer) -> [UInt8] {
-        let pending = Int(BIO_ctrl_pending(bio))
+        let pending = Int(rtc_BIO_ctrl_pending()(bio))
         guard pending > 0, pending <= Int(Int32.max) else { return [] }
         var bytes = [UInt8](repeating: 0, count: pending)
-        let read = bytes.withUnsafeMutableBytes { BIO_read(bio, $0.baseAddress, Int32(pending)) }
+        let read = bytes.withUnsafeMutableBytes { rtc_BIO_read()(bio, $0.baseAddress, Int32(pending)) }
         return read > 0 ? Array(bytes.prefix(Int(read))) : []
     }
 
@@ -16,8 +16,8 @@ enum MemoryBIO {
     static func replaceContents(of bio: OpaquePointer, with bytes: UnsafeRawBufferPointer) -> Bool {
         // A memory BIO is a byte stream: bytes OpenSSL left unread would join the next datagram
         // and break DTLS's one-read-per-datagram framing, so each datagram starts from empty.
-        _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)
+        _ = rtc_BIO_ctrl()(bio, BIO_CTRL_RESET, 0, nil)
         guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { return bytes.isEmpty }
-        return BIO_write(bio, bytes.baseAddress, Int32(bytes.count)) == Int32(bytes.count)
+        return rtc_BIO_write()(bio, bytes.baseAddress, Int32(bytes.count)) == Int32(bytes.count)
     }
 }

@@ -13,16 +13,16 @@ enum OpenSSLErrorQueue {
         let text: String
     }
 
-    static func clear() { ERR_clear_error() }
+    static func clear() { rtc_ERR_clear_error()() }
 
     /// Takes every queued error, oldest first.
     static func drain() -> [Entry] {
         var entries: [Entry] = []
         while true {
-            let code = ERR_get_error()
+            let code = rtc_ERR_get_error()()
             if code == 0 { break }
             var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(code, &buffer, buffer.count)
+            rtc_ERR_error_string_n()(code, &buffer, buffer.count)
             let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             entries.append(Entry(code: code, text: text))
         }
@@ -49,7 +49,7 @@ enum OpenSSLErrorQueue {
 
     /// OpenSSL's long name for an alert description ("bad certificate", "handshake failure").
     static func alertName(_ description: Int32) -> String {
-        guard let name = SSL_alert_desc_string_long(description) else { return "alert \(description)" }
+        guard let name = rtc_SSL_alert_desc_string_long()(description) else { return "alert \(description)" }
         return String(cString: name)
     }
 }

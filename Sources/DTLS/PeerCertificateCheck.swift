@@ -44,20 +44,20 @@ final class PeerCertificateCheck {
     /// `self` must outlive `ssl`; the session owns both.
     func install(on ssl: OpaquePointer) {
         // Index 0 is OpenSSL's application-data slot (what the SSL_set_app_data macro uses).
-        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
-        SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, store in
+        rtc_SSL_set_ex_data()(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+        rtc_SSL_set_verify()(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, store in
             // OpenSSL's own verdict (the first argument) is ignored: for a self-signed certificate
             // it is always "unable to verify". The callback may run once per chain error; it
             // gives the same answer every time.
             guard let store,
-                let sslPointer = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
-                let check = SSL_get_ex_data(OpaquePointer(sslPointer), 0),
-                let certificate = X509_STORE_CTX_get0_cert(store)
+                let sslPointer = rtc_X509_STORE_CTX_get_ex_data()(store, rtc_SSL_get_ex_data_X509_STORE_CTX_idx()()),
+                let check = rtc_SSL_get_ex_data()(OpaquePointer(sslPointer), 0),
+                let certificate = rtc_X509_STORE_CTX_get0_cert()(store)
             else { return 0 }
             guard Unmanaged<PeerCertificateCheck>.fromOpaque(check).takeUnretainedValue().accepts(certificate) else {
                 // OpenSSL picks the alert from the store's error; left alone it would be that of
                 // the self-signed chain (unknown_ca). "Rejected" becomes bad_certificate.
-                X509_STORE_CTX_set_error(store, X509_V_ERR_CERT_REJECTED)
+                rtc_X509_STORE_CTX_set_error()(store, X509_V_ERR_CERT_REJECTED)
                 return 0
             }
             return 1
