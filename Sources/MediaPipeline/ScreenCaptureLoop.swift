@@ -32,6 +32,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
     private var sanitizer = CaptureTimestampSanitizer()
     private var lastOpen: UInt64 = 0
     private var convertTotal: UInt64 = 0
+    /// Conversions made: a still screen skips them, so the mean is per conversion, not per grab.
+    private var conversions = 0
     public var sound: SystemAudioPump?
     /// The shortest time between two re-opens (each costs an IDR).
     static let reopenInterval: UInt64 = 1_000_000_000
@@ -184,6 +186,7 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
                 height: videoPath.height
             )
             convertTotal &+= MonotonicClock.now() &- convertStart
+            conversions += 1
         }
         try videoPath.encode(frame, action: action, receivedAt: captureTime)
         return true
@@ -240,7 +243,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             grabMilliseconds: perFrame(counters.totalGrabNanoseconds),
             grabCPUMilliseconds: perFrame(counters.totalGrabCPUNanoseconds),
             compareMilliseconds: perFrame(counters.totalCompareNanoseconds),
-            convertMilliseconds: perFrame(convertTotal),
+            convertMilliseconds: conversions > 0 ? Double(convertTotal) / Double(conversions) / 1e6 : 0,
+            conversions: conversions,
             changedPercent: counters.lastChangedFraction * 100,
             damageEvents: counters.damageEvents,
             changesMissedByDamage: counters.changesMissedByDamage

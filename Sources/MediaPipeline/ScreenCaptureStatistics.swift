@@ -16,8 +16,11 @@ public struct ScreenCaptureStatistics: Sendable, Codable, Equatable {
     public var grabCPUMilliseconds: Double
     /// Of it, the block comparison that confirms what changed, ms.
     public var compareMilliseconds: Double
-    /// Mean BGRX → I420 time per frame (scaling and the cursor included), ms.
+    /// Mean BGRX → I420 time per conversion (scaling and the cursor included), ms. An unchanged
+    /// grab is not converted, so this is what one conversion costs, not a mean over grabs.
     public var convertMilliseconds: Double
+    /// Grabs that were converted (fewer than ``framesGrabbed`` when the screen is still).
+    public var conversions: Int
     /// The share of the last picture that changed, %.
     public var changedPercent: Double
     public var damageEvents: Int

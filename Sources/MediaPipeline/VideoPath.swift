@@ -81,25 +81,23 @@ public final class VideoPath {
         if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
         let action = cadence.picture(changed: changed || owesPicture, at: now)
         owesPicture = false
-        let state = cadence.state.name
-        control.statistics.withLock {
-            $0.framesIn += 1
-            $0.cadence = state
-            switch action {
-            case .skip: $0.framesStill += 1
-            case .refresh: $0.refreshes += 1
-            case .idleRepeat: $0.idleRepeats += 1
-            case .encode, .keyFrame: break
-            }
+        counts.framesIn += 1
+        switch action {
+        case .skip: counts.framesStill += 1
+        case .refresh: counts.refreshes += 1
+        case .idleRepeat: counts.idleRepeats += 1
+        case .encode, .keyFrame: break
         }
+        // A picture that is encoded is counted with its result, in `encode`'s one pass.
+        if !action.encodes { publishCounts { _ in } }
         return action
     }
 
     /// Encodes `picture` as `action` says (an action `nextAction` returned) and hands it on.
     func encode(_ picture: VideoFrame, action: FrameCadence.Action, receivedAt: UInt64) throws {
         if control.sender.withLock({ $0.pacedBacklogHoldsVideo() }) {
-            control.statistics.withLock { $0.framesHeldByPacer += 1 }
             owesPicture = true
+            publishCounts { $0.framesHeldByPacer += 1 }
             return
         }
         applyBitrateRequest()
@@ -110,19 +108,43 @@ public final class VideoPath {
         encodeTime.record(nanoseconds: MonotonicClock.now() &- encodeStart)
         guard let unit = encoded else {
             owesPicture = true
+            publishCounts { _ in }
             return
         }
         if action != .idleRepeat, let qp = unit.quantizer { cadence.encoded(qp: qp, at: receivedAt) }
         if try control.deliver(video: unit, receivedAt: receivedAt) {
             sendLatency.record(nanoseconds: MonotonicClock.now() &- receivedAt)
         }
-        let state = cadence.state.name
-        control.statistics.withLock {
+        publishCounts {
             $0.framesOut += 1
             $0.videoBytes += unit.data.count
-            $0.cadence = state
             $0.lastQuantizer = unit.quantizer
             if unit.isKeyFrame { $0.keyFrames += 1 }
+        }
+    }
+
+    /// What `nextAction` counted since the statistics were last written.
+    private struct PictureCounts {
+        var framesIn = 0
+        var framesStill = 0
+        var refreshes = 0
+        var idleRepeats = 0
+    }
+    private var counts = PictureCounts()
+
+    /// Writes the picture counts, the cadence state and `more` into the statistics: one lock
+    /// pass per picture.
+    private func publishCounts(_ more: (inout MediaStatistics) -> Void) {
+        let pending = counts
+        counts = PictureCounts()
+        let state = cadence.state.name
+        control.statistics.withLock {
+            $0.framesIn += pending.framesIn
+            $0.framesStill += pending.framesStill
+            $0.refreshes += pending.refreshes
+            $0.idleRepeats += pending.idleRepeats
+            $0.cadence = state
+            more(&$0)
         }
     }
 
