@@ -81,19 +81,26 @@ public struct FrameCadence: Sendable {
     private var lastQP: Int?
     /// When the last `.encode`, `.refresh` or `.keyFrame` was decided.
     private var lastEncoded: UInt64 = 0
+    /// The last picture was decided during an encoder's refresh wave.
+    private var inWave = false
 
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// A picture was captured at `now`; `changed` says whether it differs from the one before.
-    public mutating func picture(changed: Bool, at now: UInt64) -> Action {
-        let action = decide(changed: changed, at: now)
+    /// `refreshing`: the encoder is sweeping an intra-refresh wave across the picture for
+    /// receivers that cannot ask for key frames. The wave advances only with encoded pictures and
+    /// must not be coded at the idle repeat's QP, so an unchanged picture is refreshed until it
+    /// ends, and convergence starts over after it.
+    public mutating func picture(changed: Bool, at now: UInt64, refreshing: Bool = false) -> Action {
+        let action = decide(changed: changed, at: now, refreshing: refreshing)
         if action == .encode || action == .refresh || action == .keyFrame { lastEncoded = now }
         return action
     }
 
-    private mutating func decide(changed: Bool, at now: UInt64) -> Action {
+    private mutating func decide(changed: Bool, at now: UInt64, refreshing: Bool) -> Action {
+        inWave = refreshing
         if changed {
             state = .changing
             lastQP = nil
@@ -103,6 +110,15 @@ public struct FrameCadence: Sendable {
             state = .converging(since: now, refreshes: 0)
             lastQP = nil
             return .keyFrame
+        }
+        if refreshing {
+            if case .converging(_, let refreshes) = state {
+                state = .converging(since: now, refreshes: refreshes + 1)
+            } else {
+                state = .converging(since: now, refreshes: 1)
+            }
+            lastQP = nil
+            return .refresh
         }
         switch state {
         case .changing:
@@ -129,8 +145,9 @@ public struct FrameCadence: Sendable {
     /// What the encoder made of the last `.encode`, `.refresh` or `.keyFrame`: its frame QP.
     /// A refresh at or under `convergedQP` ends convergence.
     public mutating func encoded(qp: Int, at now: UInt64) {
-        lastQP = qp
-        if case .converging = state, qp <= configuration.convergedQP {
+        // A wave's pictures are not the end of convergence: its columns came at their own QPs.
+        lastQP = inWave ? nil : qp
+        if case .converging = state, qp <= configuration.convergedQP, !inWave {
             state = .still(lastSent: now)
         }
     }

@@ -1,4 +1,3 @@
-import Ingest
 import Media
 import ProcessSupport
 

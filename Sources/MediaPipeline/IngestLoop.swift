@@ -245,6 +245,7 @@ public final class IngestLoop: MediaThread, @unchecked Sendable {
                     frameRate: options.frameRate,
                     bitrateKbps: currentBitrateKbps,
                     keyFrameInterval: options.keyFrameInterval,
+                    keyFrames: .onRequest,
                     preset: options.preset,
                     threads: options.encoderThreads
                 )

@@ -31,6 +31,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var appAudioFramesDropped = 0
     public var micAudioFramesDropped = 0
     public var keyFrames = 0
+    /// Intra-refresh waves started for receivers that cannot ask for key frames (Docs/cadence.md).
+    public var refreshWaves = 0
     /// Key-frame requests (PLI, FIR, signaled) and what the limiter made of them: `coalesced`
     /// are those beyond one key frame per interval.
     public var keyFrameRequests = KeyFrameRequestLimiter.Statistics()

@@ -98,6 +98,7 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
                 frameRate: options.frameRate,
                 bitrateKbps: bitrateKbps,
                 keyFrameInterval: options.keyFrameInterval,
+                keyFrames: .onRequest,
                 preset: options.preset,
                 threads: options.encoderThreads,
                 screenContent: true

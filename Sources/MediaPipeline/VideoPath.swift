@@ -23,6 +23,16 @@ public final class VideoPath {
     /// nothing): the next one counts as changed, so a still screen never stops on a picture
     /// receivers lack.
     private var owesPicture = false
+    /// When the next intra-refresh wave is due, if a receiver that cannot ask is there.
+    private var nextWave: UInt64 = 0
+    /// Between waves while the screen changes: the `--keyint` period.
+    private var waveInterval: UInt64 {
+        UInt64(encoder.configuration.keyFrameInterval) * 1_000_000_000 / UInt64(encoder.configuration.frameRate)
+    }
+    /// Between waves while the screen is still. Receivers that were watching have the picture;
+    /// this bounds the wait of one that started late or lost packets, at the cost of one wave's
+    /// cheap pictures (mostly skipped macroblocks) per period.
+    static let stillWaveInterval: UInt64 = 10_000_000_000
 
     init(encoder: H264Encoder, control: MediaControl, cadence: FrameCadence.Configuration = .init()) {
         self.encoder = encoder
@@ -79,7 +89,8 @@ public final class VideoPath {
     /// request, and asks the cadence. `.skip` means the picture need not even be converted.
     func nextAction(changed: Bool, at now: UInt64) -> FrameCadence.Action {
         if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
-        let action = cadence.picture(changed: changed || owesPicture, at: now)
+        scheduleWave(at: now)
+        let action = cadence.picture(changed: changed || owesPicture, at: now, refreshing: encoder.isRefreshing)
         owesPicture = false
         counts.framesIn += 1
         switch action {
@@ -121,6 +132,22 @@ public final class VideoPath {
             $0.lastQuantizer = unit.quantizer
             if unit.isKeyFrame { $0.keyFrames += 1 }
         }
+        // An IDR refreshed everything: the next wave is a whole period away.
+        if unit.isKeyFrame, nextWave != 0 { nextWave = receivedAt &+ waveInterval }
+    }
+
+    /// Key frames only when asked (Docs/cadence.md): with an `.onRequest` encoder, a receiver that
+    /// cannot ask (an SDES destination) gets an intra-refresh wave every `--keyint` period while
+    /// the screen changes and every ``stillWaveInterval`` while it is still; without one, none.
+    private func scheduleWave(at now: UInt64) {
+        guard encoder.configuration.keyFrames == .onRequest, now >= nextWave, !encoder.isRefreshing else { return }
+        guard control.sender.withLock({ $0.hasReceiversThatCannotAsk }) else { return }
+        let still = if case .still = cadence.state { true } else { false }
+        if nextWave != 0 {
+            encoder.startRefreshWave()
+            counts.refreshWaves += 1
+        }
+        nextWave = now &+ (still ? max(Self.stillWaveInterval, waveInterval) : waveInterval)
     }
 
     /// What `nextAction` counted since the statistics were last written.
@@ -129,6 +156,7 @@ public final class VideoPath {
         var framesStill = 0
         var refreshes = 0
         var idleRepeats = 0
+        var refreshWaves = 0
     }
     private var counts = PictureCounts()
 
@@ -143,6 +171,7 @@ public final class VideoPath {
             $0.framesStill += pending.framesStill
             $0.refreshes += pending.refreshes
             $0.idleRepeats += pending.idleRepeats
+            $0.refreshWaves += pending.refreshWaves
             $0.cadence = state
             more(&$0)
         }

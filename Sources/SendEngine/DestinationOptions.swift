@@ -38,6 +38,11 @@ public struct DestinationOptions: Sendable, Equatable {
     /// and the number is per send.
     public var transportWideSequenceNumberID: UInt8?
     public var transportWideAudio: Bool
+    /// The receiver asks for the key frames it needs (PLI, FIR: WebRTC viewers, WHIP endpoints),
+    /// so it needs no periodic refresh. False for SDES receivers (the preview, `--to`, room
+    /// subscribers with an SDP file): ffplay and the like never ask, and one that starts late
+    /// decodes from the next refresh (Docs/cadence.md).
+    public var asksForKeyFrames: Bool
 
     public init(
         retransmission: Retransmission = .sameSSRC,
@@ -46,8 +51,10 @@ public struct DestinationOptions: Sendable, Equatable {
         advertisesFeedback: Bool = false,
         payloadTypes: PayloadTypeRewrite? = nil,
         transportWideSequenceNumberID: UInt8? = nil,
-        transportWideAudio: Bool = false
+        transportWideAudio: Bool = false,
+        asksForKeyFrames: Bool = false
     ) {
+        self.asksForKeyFrames = asksForKeyFrames
         self.transportWideSequenceNumberID = transportWideSequenceNumberID
         self.transportWideAudio = transportWideAudio
         self.payloadTypes = payloadTypes

@@ -130,6 +130,10 @@ public final class MediaSender {
 
     deinit { burstScratch.deallocate() }
 
+    /// Some destination cannot ask for key frames: the encoder refreshes the picture
+    /// periodically for it (Docs/cadence.md).
+    public var hasReceiversThatCannotAsk: Bool { destinations.contains { !$0.options.asksForKeyFrames } }
+
     /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
     /// packet from the next one on, sent from its own local sockets (which also read its
     /// feedback, see `pollFeedback`). An existing destination with the same id is replaced.

@@ -14,6 +14,8 @@ import Testing
         /// The encoder's QP for the last picture it encoded, at `t`.
         case encoded(qp: Int, at: UInt64)
         case keyFrameRequest
+        /// An unchanged picture at `t` while the encoder runs a refresh wave.
+        case refreshing(at: UInt64)
     }
 
     /// The thresholds the walks below use: converged at QP 24, refreshing at most 1 s.
@@ -32,6 +34,9 @@ import Testing
                 cadence.encoded(qp: qp, at: t * frame)
             case .keyFrameRequest:
                 cadence.requestKeyFrame()
+            case .refreshing(let t):
+                let action = cadence.picture(changed: false, at: t * frame, refreshing: true)
+                trace.append("\(action) \(cadence.state.name)")
             }
         }
         return trace
@@ -159,5 +164,34 @@ import Testing
             strict
         )
         #expect(trace == ["encode changing", "refresh converging", "refresh converging", "skip still"])
+    }
+
+    @Test("a refresh wave on a still screen is encoded to its end, never as an idle repeat, then converges again")
+    func refreshWaveOnAStillScreen() {
+        let converged: [Event] = [
+            .picture(changed: true, at: 0), .encoded(qp: 20, at: 0),
+            .picture(changed: false, at: 1), .picture(changed: false, at: 40),
+        ]
+        let wave: [Event] = [
+            .refreshing(at: 41), .encoded(qp: 22, at: 41),
+            .refreshing(at: 42), .encoded(qp: 20, at: 42),
+            .refreshing(at: 80), .encoded(qp: 20, at: 80),
+        ]
+        let after: [Event] = [
+            .picture(changed: false, at: 81), .encoded(qp: 26, at: 81),
+            .picture(changed: false, at: 82), .encoded(qp: 23, at: 82),
+            .picture(changed: false, at: 83),
+        ]
+        let trace = Self.run(converged + wave + after)
+        #expect(
+            trace == [
+                "encode changing", "skip still", "idleRepeat still",
+                // Well past the idle interval, yet refreshed: a QP 51 repeat would code the wave's
+                // column at 51; a low QP during the wave does not end it.
+                "refresh converging", "refresh converging", "refresh converging",
+                // After the wave, refreshed again until the QP is back at the target.
+                "refresh converging", "refresh converging", "skip still",
+            ]
+        )
     }
 }

@@ -22,6 +22,11 @@ struct BitReader {
     }
 }
 
+extension Array where Element == UInt8 {
+    /// This NAL unit behind an Annex B start code.
+    var annexBPrefixed: [UInt8] { [0, 0, 0, 1] + self }
+}
+
 @Suite struct H264EncoderTests {
     func encode(frames: Int, config: H264Encoder.Configuration, forceKeyAt: Set<Int> = []) throws -> [H264AccessUnit] {
         let source = try SyntheticScreenSource(width: config.width, height: config.height, frameRate: config.frameRate)
@@ -97,7 +102,7 @@ struct BitReader {
         let config = H264Encoder.Configuration(width: 640, height: 360, preset: "veryfast", screenContent: true)
         let source = try SyntheticScreenSource(width: 640, height: 360)
         let encoder = try H264Encoder(config)
-        let picture = try source.videoFrame(index: 0, captureTime: 0)
+        let picture = source.videoFrame(index: 0, captureTime: 0)
         var quantizers: [Int] = []
         for i in 0..<20 {
             var frame = picture
@@ -195,5 +200,56 @@ struct BitReader {
             if f == 45 { #expect(value?.timeMs == UInt32((1_000_000_000 + 45 * 33_333_333) / 1_000_000)) }
         }
         #expect(decoded == (0..<UInt32(frames)).map { $0 })
+    }
+
+    /// `.onRequest`: no IDR unless asked; a refresh wave is a P picture carrying a recovery point
+    /// (SEI, H.264 §D.1.8), then one intra column per picture; a decoder that starts at the wave,
+    /// without any IDR, shows the whole picture once the wave has crossed it.
+    @Test func keyFramesOnRequestAndRefreshWavesADecoderJoinsOn() throws {
+        let dir = try Tool.tempDirectory("h264-waves")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = H264Encoder.Configuration(width: 640, height: 360, bitrateKbps: 1500, keyFrames: .onRequest)
+        let source = try SyntheticScreenSource(width: 640, height: 360, frameRate: 30)
+        let encoder = try H264Encoder(config)
+        #expect(encoder.wavePictures == 40)
+        var keyFrames: [Int] = []
+        var refreshing: [Int] = []
+        var joined = try encoder.parameterSets().sps.annexBPrefixed + encoder.parameterSets().pps.annexBPrefixed
+        let frames = 400
+        let waveAt = 300
+        for i in 0..<frames {
+            if i == 20 { encoder.requestKeyFrame() }
+            if i == waveAt { encoder.startRefreshWave() }
+            let unit = try #require(try encoder.encode(source.videoFrame(index: i, captureTime: UInt64(i) * 33_333_333)))
+            if unit.isKeyFrame { keyFrames.append(i) }
+            if encoder.isRefreshing { refreshing.append(i) }
+            if i == waveAt {
+                #expect(!unit.isKeyFrame && !unit.nalTypes.contains(5), "a wave starts with a P picture")
+                #expect(unit.nalTypes.contains(6), "the wave's first picture carries its recovery point")
+            }
+            if i >= waveAt { joined += unit.annexB() }
+        }
+        // No IDR after 2 s, 10 s or more: only the first picture and the one asked for.
+        #expect(keyFrames == [0, 20])
+        #expect(refreshing == Array(waveAt..<(waveAt + 39)), "\(refreshing.first ?? -1)...\(refreshing.last ?? -1)")
+        encoder.startRefreshWave()
+        encoder.requestKeyFrame()
+        let idr = try #require(try encoder.encode(source.videoFrame(index: frames, captureTime: 0)))
+        #expect(idr.isKeyFrame && !encoder.isRefreshing, "an IDR ends a queued wave")
+
+        // FFmpeg joins at the wave: what it shows after the wave has crossed the picture is
+        // whole, in order, to the last picture.
+        try Data(joined).write(to: URL(fileURLWithPath: "\(dir)/joined.h264"))
+        let gray = try Tool.run("ffmpeg", ["-v", "error", "-i", "\(dir)/joined.h264", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        #expect(gray.status == 0, "\(gray.stderr)")
+        let bytes = [UInt8](gray.stdout)
+        let size = 640 * 360
+        var decoded: [UInt32] = []
+        for f in 0..<(bytes.count / size) {
+            let value = TimecodeStrip.decode(luma: Array(bytes[(f * size)..<((f + 1) * size)]), width: 640, height: 360)
+            if let value { decoded.append(value.frame) }
+        }
+        let complete = decoded.filter { $0 >= UInt32(waveAt + 40) }
+        #expect(complete == (UInt32(waveAt + 40)..<UInt32(frames)).map { $0 }, "\(decoded.prefix(5)) … \(decoded.suffix(5))")
     }
 }

@@ -50,6 +50,7 @@ public final class VideoInput {
     public func encoderConfiguration(
         bitrateKbps: Int,
         keyFrameInterval: Int? = nil,
+        keyFrames: H264Encoder.Configuration.KeyFrames = .periodic,
         preset: String = "veryfast",
         threads: Int = 1
     ) -> H264Encoder.Configuration {
@@ -60,6 +61,7 @@ public final class VideoInput {
             frameRate: Int(frameRate.rounded()),
             bitrateKbps: bitrateKbps,
             keyFrameInterval: keyFrameInterval,
+            keyFrames: keyFrames,
             preset: preset,
             threads: threads
         )

@@ -26,9 +26,23 @@ public final class H264Encoder {
         /// (2500k with a 1500k buffer) so benchmarks compare like with like; smaller values cut
         /// frame-size spikes at some cost to quality on scene changes.
         public var vbvBufferMs: Int
-        /// Longest distance between IDRs, in frames. Default 2 s: a receiver that joins or loses
-        /// packets recovers within that even if it cannot ask for a key frame.
+        /// How key frames come about.
+        public enum KeyFrames: Sendable, Equatable {
+            /// An IDR every `keyFrameInterval` frames, x264's own GOP (the encoder benchmarks
+            /// compare like with like with FFmpeg and GStreamer this way).
+            case periodic
+            /// An IDR only when asked (`requestKeyFrame`). x264 is opened with periodic intra
+            /// refresh and an infinite key-frame interval, so a refresh for receivers that cannot
+            /// ask is a wave of intra macroblock columns across the next pictures
+            /// (`startRefreshWave`), not one large picture; the caller decides when.
+            case onRequest
+        }
+
+        /// Longest distance between IDRs, in frames (`.periodic`); with `.onRequest`, the caller's
+        /// refresh period. Default 2 s: a receiver that joins or loses packets recovers within that
+        /// even if it cannot ask for a key frame.
         public var keyFrameInterval: Int
+        public var keyFrames: KeyFrames
         /// x264 preset. `veryfast` by default: about 6 ms/frame at 720p on one core here, with
         /// visibly better text than `ultrafast` at the same bitrate.
         public var preset: String
@@ -49,6 +63,7 @@ public final class H264Encoder {
             bitrateKbps: Int = 1800,
             vbvBufferMs: Int = 600,
             keyFrameInterval: Int? = nil,
+            keyFrames: KeyFrames = .periodic,
             preset: String = "veryfast",
             profile: Profile = .baseline,
             threads: Int = 1,
@@ -60,6 +75,7 @@ public final class H264Encoder {
             self.bitrateKbps = bitrateKbps
             self.vbvBufferMs = vbvBufferMs
             self.keyFrameInterval = keyFrameInterval ?? 2 * frameRate
+            self.keyFrames = keyFrames
             self.preset = preset
             self.profile = profile
             self.threads = threads
@@ -103,6 +119,10 @@ public final class H264Encoder {
     public let configuration: Configuration
     private let handle: OpaquePointer
     private var forceKeyFrame = false
+    /// A wave was asked for and has not started yet (x264 starts it at the next P picture).
+    private var waveQueued = false
+    /// Pictures the running wave still needs before its columns reach the right edge.
+    private var wavePicturesLeft = 0
     private var picture = x264_picture_t()
     private var bitrate: Int
 
@@ -123,7 +143,16 @@ public final class H264Encoder {
         // not move the bitrate.
         param.b_vfr_input = 0
         param.i_threads = Int32(configuration.threads)
-        param.i_keyint_max = Int32(configuration.keyFrameInterval)
+        switch configuration.keyFrames {
+        case .periodic:
+            param.i_keyint_max = Int32(configuration.keyFrameInterval)
+        case .onRequest:
+            // x264 starts a wave only when asked (x264_encoder_intra_refresh); with an infinite
+            // interval each wave moves one macroblock column per picture, and its recovery-point
+            // SEI counts the picture's width in columns, which decoders accept (FFmpeg: ≤ 65535).
+            param.i_keyint_max = X264_KEYINT_MAX_INFINITE
+            param.b_intra_refresh = 1
+        }
         // No scene-cut IDRs: a slide change would otherwise cost a burst of key-frame size at
         // random moments; receivers ask for key frames (PLI) when they need one.
         param.i_scenecut_threshold = 0
@@ -193,6 +222,22 @@ public final class H264Encoder {
     /// Makes the next encoded frame an IDR (with SPS and PPS in front). A receiver's picture-loss
     /// request and a new subscriber call this.
     public func requestKeyFrame() { forceKeyFrame = true }
+
+    /// Starts an intra-refresh wave at the next picture (`.onRequest` only; ignored otherwise): one
+    /// column of intra macroblocks per picture, left to right, so a receiver that joined or lost
+    /// packets has the whole picture after ``wavePictures`` pictures, without the burst of an IDR.
+    public func startRefreshWave() {
+        guard configuration.keyFrames == .onRequest, !waveQueued, wavePicturesLeft == 0 else { return }
+        x264_encoder_intra_refresh(handle)
+        waveQueued = true
+    }
+
+    /// A wave is queued or under way: the caller keeps encoding pictures until it ends, and
+    /// does not force their QP (a forced QP 51 would code the wave's intra column at 51 too).
+    public var isRefreshing: Bool { waveQueued || wavePicturesLeft > 0 }
+
+    /// Pictures one wave takes: the picture's width in macroblock columns.
+    public var wavePictures: Int { (configuration.width + 15) / 16 }
 
     /// Changes the target bitrate (and the VBV cap with it) without re-creating the encoder, so
     /// there is no IDR and no gap.
@@ -281,6 +326,17 @@ public final class H264Encoder {
             ranges.append(start..<bytes.count)
         }
         let keyFrame = output.b_keyframe != 0 && ranges.contains { bytes[$0.lowerBound] & 0x1F == 5 }
+        if keyFrame {
+            // An IDR refreshes everything; x264 drops a queued wave then too.
+            waveQueued = false
+            wavePicturesLeft = 0
+        } else if output.b_keyframe != 0, configuration.keyFrames == .onRequest {
+            // x264 marks the first picture of a wave as a key frame (it carries the recovery point).
+            waveQueued = false
+            wavePicturesLeft = wavePictures - 1
+        } else if wavePicturesLeft > 0 {
+            wavePicturesLeft -= 1
+        }
         // On output x264 reports the frame's QP the same way it takes one: plus one.
         let quantizer = output.i_qpplus1 > 0 ? Int(output.i_qpplus1) - 1 : nil
         return H264AccessUnit(

@@ -12,7 +12,10 @@ public struct EncoderArguments: ParsableArguments {
     @Option(help: "Opus bitrate, bit/s.") public var audioBitrate = 96_000
     @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
     public var audioComplexity = OpusEncoder.defaultComplexity
-    @Option(help: "Frames between key frames (default: 2 s).") public var keyint: Int?
+    @Option(
+        help: ArgumentHelp("Frames between refreshes (intra-refresh waves) for receivers that cannot ask for key frames: "
+            + "the preview, --to, SDP-file subscribers (default: 2 s). WebRTC and WHIP get key frames when they ask.")
+    ) public var keyint: Int?
     @Option(help: "x264 preset.") public var preset = "veryfast"
     @Option(help: "Encoder threads.") public var threads = 1
 

@@ -103,6 +103,7 @@ public final class PublishSession: @unchecked Sendable {
                         frameRate: options.frameRate,
                         bitrateKbps: options.videoBitrateKbps,
                         keyFrameInterval: options.keyFrameInterval,
+                        keyFrames: .onRequest,
                         preset: options.preset,
                         threads: options.encoderThreads
                     )
@@ -119,6 +120,7 @@ public final class PublishSession: @unchecked Sendable {
                     video.encoderConfiguration(
                         bitrateKbps: options.videoBitrateKbps,
                         keyFrameInterval: options.keyFrameInterval,
+                        keyFrames: .onRequest,
                         preset: options.preset,
                         threads: options.encoderThreads
                     )
@@ -134,6 +136,7 @@ public final class PublishSession: @unchecked Sendable {
                         frameRate: options.frameRate,
                         bitrateKbps: options.videoBitrateKbps,
                         keyFrameInterval: options.keyFrameInterval,
+                        keyFrames: .onRequest,
                         preset: options.preset,
                         threads: options.encoderThreads
                     )

@@ -319,7 +319,8 @@ final class WHIPPublication: Sendable {
                         retransmission: rtx
                     ),
                     transportWideSequenceNumberID: answer.video?.transportWideSequenceNumberID,
-                    transportWideAudio: answer.audio?.transportWideSequenceNumberID != nil
+                    transportWideAudio: answer.audio?.transportWideSequenceNumberID != nil,
+                    asksForKeyFrames: !(answer.video?.feedback ?? []).isDisjoint(with: [.pictureLossIndication, .fullIntraRequest])
                 )
             )
         }

@@ -275,7 +275,8 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     retransmission: rtx == nil ? .sameSSRC : .rtx,
                     payloadTypes: payloadTypes,
                     transportWideSequenceNumberID: viewer.answer.video?.transportWideSequenceNumberID,
-                    transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil
+                    transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil,
+                    asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [.pictureLossIndication, .fullIntraRequest])
                 )
             )
         }

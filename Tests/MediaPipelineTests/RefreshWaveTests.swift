@@ -1,0 +1,84 @@
+import Media
+import SendEngine
+import Testing
+import Transport
+
+@testable import MediaPipeline
+
+/// Key frames only when asked (Docs/cadence.md): the media thread's `VideoPath` with a real
+/// `.onRequest` x264 and a real `MediaSender`, its capture clock simulated at 30 fps: 10 s of a
+/// moving screen, then 30 s of a still one.
+@Suite("Refresh waves for receivers that cannot ask")
+struct RefreshWaveTests {
+    struct Run {
+        var keyFrames = 0
+        var waves: [Int] = []
+        var stillWaves = 0
+        var encodedWhileStill = 0
+    }
+
+    static func run(asks: Bool) throws -> Run {
+        let start = MonotonicClock.now()
+        let sender = try MediaSender(configuration: .init(cname: "waves"), origin: start)
+        let sink = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
+        try sender.addDestination(
+            id: "receiver",
+            address: DestinationAddress(host: "127.0.0.1", videoPort: Int(sink.localAddress.port), audioPort: nil),
+            options: DestinationOptions(asksForKeyFrames: asks)
+        )
+        let control = MediaControl(sender: sender)
+        let encoder = try H264Encoder(
+            .init(width: 320, height: 180, frameRate: 30, bitrateKbps: 300, keyFrames: .onRequest)
+        )
+        let path = VideoPath(encoder: encoder, control: control)
+        let source = try SyntheticScreenSource(width: 320, height: 180, frameRate: 30)
+        var run = Run()
+        var lastWaves = 0
+        // The synthetic screen's timecode changes every picture: the still screen is one picture
+        // captured again.
+        let stillPicture = source.videoFrame(index: 10 * 30, captureTime: start)
+        for index in 0..<(40 * 30) {
+            let t = start + UInt64(index) * 1_000_000_000 / 30
+            let moving = index < 10 * 30
+            let framesBefore = control.statistics.withLock { $0.framesOut }
+            var picture = moving ? source.videoFrame(index: index, captureTime: t) : stillPicture
+            picture.captureTime = t
+            try path.send(picture, receivedAt: t)
+            let (waves, keyFrames, framesOut) = control.statistics.withLock { ($0.refreshWaves, $0.keyFrames, $0.framesOut) }
+            if waves > lastWaves { run.waves.append(index) }
+            lastWaves = waves
+            run.keyFrames = keyFrames
+            if !moving {
+                run.encodedWhileStill += framesOut - framesBefore
+                if waves > (run.waves.filter { $0 < 10 * 30 }.count) { run.stillWaves = waves - run.waves.filter { $0 < 10 * 30 }.count }
+            }
+        }
+        print("refresh waves, receiver asks \(asks): key frames \(run.keyFrames), waves at pictures \(run.waves), "
+            + "\(run.encodedWhileStill) of 900 still pictures encoded")
+        return run
+    }
+
+    @Test("a receiver that asks gets the first IDR and nothing periodic, moving or still")
+    func receiversThatAskGetNoRefresh() throws {
+        let run = try Self.run(asks: true)
+        #expect(run.keyFrames == 1)
+        #expect(run.waves.isEmpty)
+        // Still for 30 s: convergence, then about one idle repeat a second.
+        #expect(run.encodedWhileStill < 120, "\(run.encodedWhileStill) pictures encoded in 30 s of a still screen")
+    }
+
+    @Test("a receiver that cannot ask gets a wave every 2 s while moving, every 10 s while still, no IDR")
+    func receiversThatCannotAskGetWaves() throws {
+        let run = try Self.run(asks: false)
+        #expect(run.keyFrames == 1)
+        // Moving: due at 2, 4, 6 and 8 s (frames 60, 120, 180, 240).
+        #expect(run.waves.filter { $0 < 300 } == [60, 120, 180, 240], "\(run.waves)")
+        // Still: the wave due at 10 s, then 10 s apart once converged.
+        let still = run.waves.filter { $0 >= 300 }
+        #expect((3...5).contains(still.count), "\(run.waves)")
+        #expect(zip(still.dropFirst(), still).allSatisfy { $0 - $1 >= 60 }, "\(run.waves)")
+        // Each wave is 20 encoded pictures (320 / 16 columns), plus convergence and idle repeats.
+        #expect(run.encodedWhileStill < 120 + 20 * still.count, "\(run.encodedWhileStill) pictures encoded while still")
+        #expect(run.encodedWhileStill >= 20 * still.count, "\(run.encodedWhileStill) pictures encoded while still")
+    }
+}
