@@ -44,17 +44,23 @@ struct RefreshWaveTests {
             var picture = moving ? source.videoFrame(index: index, captureTime: t) : stillPicture
             picture.captureTime = t
             try path.send(picture, receivedAt: t)
-            let (waves, keyFrames, framesOut) = control.statistics.withLock { ($0.refreshWaves, $0.keyFrames, $0.framesOut) }
+            let (waves, keyFrames, framesOut) = control.statistics.withLock {
+                ($0.refreshWaves, $0.keyFrames, $0.framesOut)
+            }
             if waves > lastWaves { run.waves.append(index) }
             lastWaves = waves
             run.keyFrames = keyFrames
             if !moving {
                 run.encodedWhileStill += framesOut - framesBefore
-                if waves > (run.waves.filter { $0 < 10 * 30 }.count) { run.stillWaves = waves - run.waves.filter { $0 < 10 * 30 }.count }
+                if waves > (run.waves.filter { $0 < 10 * 30 }.count) {
+                    run.stillWaves = waves - run.waves.filter { $0 < 10 * 30 }.count
+                }
             }
         }
-        print("refresh waves, receiver asks \(asks): key frames \(run.keyFrames), waves at pictures \(run.waves), "
-            + "\(run.encodedWhileStill) of 900 still pictures encoded")
+        print(
+            "refresh waves, receiver asks \(asks): key frames \(run.keyFrames), waves at pictures \(run.waves), "
+                + "\(run.encodedWhileStill) of 900 still pictures encoded"
+        )
         return run
     }
 

@@ -220,7 +220,9 @@ extension Array where Element == UInt8 {
         for i in 0..<frames {
             if i == 20 { encoder.requestKeyFrame() }
             if i == waveAt { encoder.startRefreshWave() }
-            let unit = try #require(try encoder.encode(source.videoFrame(index: i, captureTime: UInt64(i) * 33_333_333)))
+            let unit = try #require(
+                try encoder.encode(source.videoFrame(index: i, captureTime: UInt64(i) * 33_333_333))
+            )
             if unit.isKeyFrame { keyFrames.append(i) }
             if encoder.isRefreshing { refreshing.append(i) }
             if i == waveAt {
@@ -240,7 +242,10 @@ extension Array where Element == UInt8 {
         // FFmpeg joins at the wave: what it shows after the wave has crossed the picture is
         // whole, in order, to the last picture.
         try Data(joined).write(to: URL(fileURLWithPath: "\(dir)/joined.h264"))
-        let gray = try Tool.run("ffmpeg", ["-v", "error", "-i", "\(dir)/joined.h264", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
+        let gray = try Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-i", "\(dir)/joined.h264", "-f", "rawvideo", "-pix_fmt", "gray", "-"]
+        )
         #expect(gray.status == 0, "\(gray.stderr)")
         let bytes = [UInt8](gray.stdout)
         let size = 640 * 360
@@ -250,6 +255,9 @@ extension Array where Element == UInt8 {
             if let value { decoded.append(value.frame) }
         }
         let complete = decoded.filter { $0 >= UInt32(waveAt + 40) }
-        #expect(complete == (UInt32(waveAt + 40)..<UInt32(frames)).map { $0 }, "\(decoded.prefix(5)) … \(decoded.suffix(5))")
+        #expect(
+            complete == (UInt32(waveAt + 40)..<UInt32(frames)).map { $0 },
+            "\(decoded.prefix(5)) … \(decoded.suffix(5))"
+        )
     }
 }

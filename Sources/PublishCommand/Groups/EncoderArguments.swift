@@ -13,8 +13,10 @@ public struct EncoderArguments: ParsableArguments {
     @Option(help: "Opus complexity 0-10: lower costs less CPU and some audio quality.")
     public var audioComplexity = OpusEncoder.defaultComplexity
     @Option(
-        help: ArgumentHelp("Frames between refreshes (intra-refresh waves) for receivers that cannot ask for key frames: "
-            + "the preview, --to, SDP-file subscribers (default: 2 s). WebRTC and WHIP get key frames when they ask.")
+        help: ArgumentHelp(
+            "Frames between refreshes (intra-refresh waves) for receivers that cannot ask for key frames: "
+                + "the preview, --to, SDP-file subscribers (default: 2 s). WebRTC and WHIP get key frames when they ask."
+        )
     ) public var keyint: Int?
     @Option(help: "x264 preset.") public var preset = "veryfast"
     @Option(help: "Encoder threads.") public var threads = 1

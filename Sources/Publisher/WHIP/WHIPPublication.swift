@@ -320,7 +320,9 @@ final class WHIPPublication: Sendable {
                     ),
                     transportWideSequenceNumberID: answer.video?.transportWideSequenceNumberID,
                     transportWideAudio: answer.audio?.transportWideSequenceNumberID != nil,
-                    asksForKeyFrames: !(answer.video?.feedback ?? []).isDisjoint(with: [.pictureLossIndication, .fullIntraRequest])
+                    asksForKeyFrames: !(answer.video?.feedback ?? []).isDisjoint(with: [
+                        .pictureLossIndication, .fullIntraRequest,
+                    ])
                 )
             )
         }

@@ -276,7 +276,9 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     payloadTypes: payloadTypes,
                     transportWideSequenceNumberID: viewer.answer.video?.transportWideSequenceNumberID,
                     transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil,
-                    asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [.pictureLossIndication, .fullIntraRequest])
+                    asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [
+                        .pictureLossIndication, .fullIntraRequest,
+                    ])
                 )
             )
         }
