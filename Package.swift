@@ -185,7 +185,7 @@ let package = Package(
             name: "PublishCommand",
             dependencies: [
                 "Publisher", "SendEngine", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
-                "SystemAudio", "SignalingProtocol",
+                "SystemAudio", "SignalingProtocol", "Cadence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

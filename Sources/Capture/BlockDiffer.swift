@@ -85,6 +85,19 @@ final class BlockDiffer {
         }
     }
 
+    /// The pixel rows of the block rows `markStripe` marks next: what a quiet grab reads. Kept
+    /// in one array reused from grab to grab.
+    func nextStripeRows() -> [Range<Int>] {
+        stripeRows.removeAll(keepingCapacity: true)
+        var row = stripe
+        while row < blocksY {
+            stripeRows.append((row * Self.blockSize)..<min((row + 1) * Self.blockSize, height))
+            row += Self.stripeCount
+        }
+        return stripeRows
+    }
+    private var stripeRows: [Range<Int>] = []
+
     /// Marks the next 1/8 of block rows outside the damage, so a change damage missed is found
     /// within eight grabs; `all` marks every unmarked block (damage recently missed something).
     func markStripe(all: Bool) {

@@ -53,6 +53,9 @@ public struct CaptureStatistics: Sendable {
     /// on the X server (which copies the picture into the segment on its own CPU).
     public var totalGrabCPUNanoseconds: UInt64 = 0
     public var lastChangedFraction = 0.0
+    /// Grabs that read only the comparison's stripe: DAMAGE reported nothing, the pointer and
+    /// the area stayed, and damage missed nothing in the last 2 s.
+    public var quietGrabs = 0
 
     public init() {}
 }
@@ -102,6 +105,7 @@ public final class X11Capture {
     private var buffer: UnsafeMutableRawPointer?
     private var bufferCapacity = 0
     private var bandCookies: [xcb_get_image_cookie_t] = []
+    private var stripeCookies: [xcb_shm_get_image_cookie_t] = []
 
     // Change tracking.
     private let differ = BlockDiffer()
@@ -534,7 +538,6 @@ public final class X11Capture {
         newArea = try locate(announce: true)
         area = newArea
         let sizeChanged = hasGrabbed && (newArea.width != previousArea.width || newArea.height != previousArea.height)
-        let picture = try readImage(newArea, captureTime: captureTime)
 
         let pointer = pointerCookie == nil ? nil : try connection.check(pointerReply, pointerError, "QueryPointer")
         if cursorCookie != nil {
@@ -543,6 +546,16 @@ public final class X11Capture {
         }
         let region = regionCookie == nil ? nil : try connection.check(regionReply, regionError, "XFixesFetchRegion")
         let cursor = pointer.flatMap { sprite(at: $0.pointee, in: newArea) }
+        let picture: BorrowedBGRXPicture
+        if let region,
+            isQuiet(region: region, area: newArea, previousArea: previousArea, cursor: cursor, at: captureTime),
+            let stripe = try readStripe(newArea, captureTime: captureTime)
+        {
+            picture = stripe
+            statistics.quietGrabs += 1
+        } else {
+            picture = try readImage(newArea, captureTime: captureTime)
+        }
 
         changed.removeAll()
         if !hasGrabbed || sizeChanged {
@@ -603,6 +616,65 @@ public final class X11Capture {
             }
         }
         if let gone = connection.lostConnection() { throw gone }
+    }
+
+    /// Nothing to read but the stripe: DAMAGE reported no rectangle since the last grab, the
+    /// area and the pointer (place and shape) are as they were, and damage missed nothing lately.
+    /// On a still screen this is most grabs; the stripe still finds what damage misses.
+    private func isQuiet(
+        region: UnsafeMutablePointer<xcb_xfixes_fetch_region_reply_t>,
+        area: PixelRect,
+        previousArea: PixelRect,
+        cursor: CursorSprite?,
+        at captureTime: UInt64
+    ) -> Bool {
+        guard hasGrabbed, area == previousArea, xcb_xfixes_fetch_region_rectangles_length(region) == 0 else {
+            return false
+        }
+        if let lastMissTime, captureTime &- lastMissTime < 2_000_000_000 { return false }
+        let now = cursor.map { ($0.rect, $0.serial) }
+        return now?.0 == lastCursor?.rect && now?.1 == lastCursor?.serial
+    }
+
+    /// A quiet grab: only the block rows the comparison's stripe checks next, each read through
+    /// the segment into its own place, so the segment holds the last picture everywhere else
+    /// (which the reference says it is). nil without shared memory: read everything then.
+    private func readStripe(_ area: PixelRect, captureTime: UInt64) throws(CaptureError) -> BorrowedBGRXPicture? {
+        let stride = area.width * 4
+        guard usesSharedMemory, let segment, segment.capacity >= stride * area.height else { return nil }
+        stripeCookies.removeAll(keepingCapacity: true)
+        for rows in differ.nextStripeRows() {
+            let cookie = xcb_shm_get_image(
+                c,
+                root,
+                Int16(area.x),
+                Int16(area.y + rows.lowerBound),
+                UInt16(area.width),
+                UInt16(rows.count),
+                ~0,
+                UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue),
+                segment.id,
+                UInt32(rows.lowerBound * stride)
+            )
+            stripeCookies.append(cookie)
+        }
+        var failure: CaptureError?
+        for cookie in stripeCookies {
+            do throws(CaptureError) {
+                let reply = try connection.reply("ShmGetImage") { xcb_shm_get_image_reply(c, cookie, $0) }
+                free(reply)
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        return BorrowedBGRXPicture(
+            base: UnsafeRawPointer(segment.address),
+            stride: stride,
+            width: area.width,
+            height: area.height,
+            captureTime: captureTime
+        )
     }
 
     /// The area's pixels, through the segment or GetImage bands into one reused buffer.

@@ -265,7 +265,9 @@ public final class IngestLoop: MediaThread, @unchecked Sendable {
                     + "(was \(old.0)x\(old.1)); same SSRCs and clocks, an IDR first"
             )
         } else {
-            try startStream(VideoPath(encoder: encoder, control: control))
+            try startStream(
+                VideoPath(encoder: encoder, control: control, contentHint: options.contentHint(capturedScreen: true))
+            )
             output.progress(
                 "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 "
                     + "at up to \(options.frameRate) fps"

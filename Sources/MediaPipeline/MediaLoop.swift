@@ -30,7 +30,11 @@ public final class MediaLoop: MediaThread, @unchecked Sendable {
     public init(control: MediaControl, video: VideoInput, encoder: H264Encoder, options: MediaOptions, start: UInt64) {
         self.control = control
         self.video = video
-        self.videoPath = VideoPath(encoder: encoder, control: control)
+        self.videoPath = VideoPath(
+            encoder: encoder,
+            control: control,
+            contentHint: options.contentHint(capturedScreen: false)
+        )
         self.options = options
         self.start = start
     }

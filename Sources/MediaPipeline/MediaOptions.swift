@@ -1,3 +1,4 @@
+import Cadence
 import Capture
 import Media
 import SystemAudio
@@ -24,8 +25,11 @@ public struct MediaOptions: Sendable {
     /// Opus complexity, 0–10 (`OpusEncoder.defaultComplexity`, the best audio, unless lowered):
     /// a knob for a host that is short of CPU, never turned down by the publisher on its own.
     public var audioComplexity = OpusEncoder.defaultComplexity
-    /// Frames between IDRs; nil = 2 s.
+    /// Frames between refreshes for receivers that cannot ask for key frames; nil = 2 s.
     public var keyFrameInterval: Int?
+    /// `--content-hint`; nil: `detail` for a captured screen (X11, a capture process), `motion`
+    /// for the test source and files.
+    public var contentHint: FrameRateGovernor.Hint?
     public var preset = "veryfast"
     public var encoderThreads = 1
     public var duration: Double?
@@ -38,6 +42,11 @@ public struct MediaOptions: Sendable {
     /// Read and encode file or test frames as fast as possible, stamped with their nominal
     /// times (benchmarks): no pacing, no dropped frames.
     public var unpaced = false
+
+    /// The hint the video goes by: `detail` for a captured screen unless told otherwise.
+    func contentHint(capturedScreen: Bool) -> FrameRateGovernor.Hint {
+        contentHint ?? (capturedScreen ? .detail : .motion)
+    }
 
     /// Whether the stream has an audio track.
     public var hasAudio: Bool { audioFromCapture || audio != .none || systemAudio != nil }

@@ -15,8 +15,10 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     /// Still pictures encoded again to sharpen them, and idle repeats (QP 51, about a second apart).
     public var refreshes = 0
     public var idleRepeats = 0
-    /// The QP x264 gave the last picture it encoded.
+    /// The QP x264 gave the last picture it encoded, and the sum over all (the mean is
+    /// `quantizerSum / framesOut`).
     public var lastQuantizer: Int?
+    public var quantizerSum = 0
     /// Frames skipped because the host fell behind (the encoder slower than the source, or a
     /// capture process sending faster than it can be encoded).
     public var framesDropped = 0
@@ -31,6 +33,10 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var appAudioFramesDropped = 0
     public var micAudioFramesDropped = 0
     public var keyFrames = 0
+    /// Changed pictures held back to lower the frame rate (`--content-hint detail|text`), and
+    /// the rate the changed pictures are encoded at while held (nil: the capture rate).
+    public var framesGoverned = 0
+    public var governedFrameRate: Double?
     /// Intra-refresh waves started for receivers that cannot ask for key frames (Docs/cadence.md).
     public var refreshWaves = 0
     /// Key-frame requests (PLI, FIR, signaled) and what the limiter made of them: `coalesced`

@@ -58,7 +58,11 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         self.announce = announce
         let area = capture.targetSize
         let encoder = try Self.encoder(for: area, options: options, bitrateKbps: options.videoBitrateKbps)
-        videoPath = VideoPath(encoder: encoder, control: control)
+        videoPath = VideoPath(
+            encoder: encoder,
+            control: control,
+            contentHint: options.contentHint(capturedScreen: true)
+        )
         try announce(videoPath)
         lastOpen = MonotonicClock.now()
         output.progress(
@@ -171,7 +175,9 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         // Nothing changed (pixels or cursor) and the cadence wants no picture: no conversion.
         let changed = !grab.changed.isEmpty || grab.sizeChanged
         let action = videoPath.nextAction(changed: changed, at: captureTime)
-        guard action.encodes else { return true }
+        // A changed grab the frame-rate governor held back is still converted: the converter
+        // updates only what changed, so its planes must not miss a change.
+        guard action.encodes || changed else { return true }
         let frame: VideoFrame
         if !changed, let last = try converter.lastPicture(captureTime: captureTime),
             last.width == videoPath.width, last.height == videoPath.height
@@ -189,6 +195,7 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             convertTotal &+= MonotonicClock.now() &- convertStart
             conversions += 1
         }
+        guard action.encodes else { return true }
         try videoPath.encode(frame, action: action, receivedAt: captureTime)
         return true
     }

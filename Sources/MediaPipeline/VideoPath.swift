@@ -34,10 +34,23 @@ public final class VideoPath {
     /// cheap pictures (mostly skipped macroblocks) per period.
     static let stillWaveInterval: UInt64 = 10_000_000_000
 
-    init(encoder: H264Encoder, control: MediaControl, cadence: FrameCadence.Configuration = .init()) {
+    /// `--content-hint`: fewer changed pictures before coarser ones (`detail`, `text`).
+    private var governor: FrameRateGovernor
+    /// The bitrate the congestion controller asked for; x264 is given it times the governor's
+    /// divisor, since it budgets each picture from the nominal frame rate.
+    private var targetKbps: Int
+
+    init(
+        encoder: H264Encoder,
+        control: MediaControl,
+        cadence: FrameCadence.Configuration = .init(),
+        contentHint: FrameRateGovernor.Hint = .motion
+    ) {
         self.encoder = encoder
         self.control = control
         self.cadence = FrameCadence(cadence)
+        self.governor = FrameRateGovernor(hint: contentHint, frameRate: encoder.configuration.frameRate)
+        self.targetKbps = encoder.bitrateKbps
     }
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
@@ -45,6 +58,7 @@ public final class VideoPath {
     func replace(_ encoder: H264Encoder) {
         self.encoder = encoder
         owesPicture = true
+        if governor.divisor > 1 { applyBitrate() }
     }
 
     var width: Int { encoder.configuration.width }
@@ -90,9 +104,17 @@ public final class VideoPath {
     func nextAction(changed: Bool, at now: UInt64) -> FrameCadence.Action {
         if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
         scheduleWave(at: now)
+        counts.framesIn += 1
+        if changed || owesPicture, !governor.admits(changedPictureAt: now, force: cadence.keyFrameWanted) {
+            // Held back for the frame rate (`--content-hint`): the next picture counts as
+            // changed, so the change goes out at the next admitted one.
+            owesPicture = true
+            counts.framesGoverned += 1
+            publishCounts { _ in }
+            return .skip
+        }
         let action = cadence.picture(changed: changed || owesPicture, at: now, refreshing: encoder.isRefreshing)
         owesPicture = false
-        counts.framesIn += 1
         switch action {
         case .skip: counts.framesStill += 1
         case .refresh: counts.refreshes += 1
@@ -122,7 +144,10 @@ public final class VideoPath {
             publishCounts { _ in }
             return
         }
-        if action != .idleRepeat, let qp = unit.quantizer { cadence.encoded(qp: qp, at: receivedAt) }
+        if action != .idleRepeat, let qp = unit.quantizer {
+            cadence.encoded(qp: qp, at: receivedAt)
+            if action == .encode, governor.encoded(qp: qp, at: receivedAt) { applyBitrate() }
+        }
         if try control.deliver(video: unit, receivedAt: receivedAt) {
             sendLatency.record(nanoseconds: MonotonicClock.now() &- receivedAt)
         }
@@ -130,6 +155,7 @@ public final class VideoPath {
             $0.framesOut += 1
             $0.videoBytes += unit.data.count
             $0.lastQuantizer = unit.quantizer
+            $0.quantizerSum += unit.quantizer ?? 0
             if unit.isKeyFrame { $0.keyFrames += 1 }
         }
         // An IDR refreshed everything: the next wave is a whole period away.
@@ -157,6 +183,7 @@ public final class VideoPath {
         var refreshes = 0
         var idleRepeats = 0
         var refreshWaves = 0
+        var framesGoverned = 0
     }
     private var counts = PictureCounts()
 
@@ -166,12 +193,15 @@ public final class VideoPath {
         let pending = counts
         counts = PictureCounts()
         let state = cadence.state.name
+        let governedRate = governor.divisor > 1 ? governor.frameRate(nominal: encoder.configuration.frameRate) : nil
         control.statistics.withLock {
             $0.framesIn += pending.framesIn
             $0.framesStill += pending.framesStill
             $0.refreshes += pending.refreshes
             $0.idleRepeats += pending.idleRepeats
             $0.refreshWaves += pending.refreshWaves
+            $0.framesGoverned += pending.framesGoverned
+            $0.governedFrameRate = governedRate
             $0.cadence = state
             more(&$0)
         }
@@ -181,9 +211,16 @@ public final class VideoPath {
     /// the feedback; key-frame requests go through the cadence, `nextAction`).
     private func applyBitrateRequest() {
         guard let kbps = control.takeBitrateRequest() else { return }
+        targetKbps = kbps
+        applyBitrate()
+    }
+
+    /// The target into x264, scaled by the governor's divisor (within x264's range).
+    private func applyBitrate() {
+        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, targetKbps * governor.divisor)
         do {
-            try encoder.setBitrate(kbps: kbps)
-            control.statistics.withLock { $0.videoBitrateTargetKbps = kbps }
+            try encoder.setBitrate(kbps: scaled)
+            control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
         } catch {
             // Out of the encoder's range: the policy's bounds come from validated options,
             // so this is a bug; keep the current rate rather than stop the stream.

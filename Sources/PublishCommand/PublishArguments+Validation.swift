@@ -1,3 +1,4 @@
+import Cadence
 import Capture
 import ICE
 import Ingest
@@ -199,6 +200,13 @@ extension EncoderArguments {
             options.maxVideoBitrateKbps = maxVideoBitrate
         }
         options.keyFrameInterval = keyint
+        if let contentHint {
+            guard let hint = FrameRateGovernor.Hint(rawValue: contentHint) else {
+                let names = FrameRateGovernor.Hint.allCases.map(\.rawValue).joined(separator: ", ")
+                throw PublishError(.usage, "--content-hint '\(contentHint)' is not one of \(names)")
+            }
+            options.contentHint = hint
+        }
         options.preset = preset
         options.encoderThreads = threads
     }

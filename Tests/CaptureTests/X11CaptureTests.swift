@@ -276,6 +276,43 @@ struct X11CaptureTests {
         #expect(capture.statistics.framesGrabbed == 5)
     }
 
+    @Test("a still screen is read a stripe at a time; a change, a pointer move or a new size reads it whole")
+    func quietGrabs() throws {
+        let server = try XvfbServer(width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#202020", "-cursor_name", "left_ptr"])
+        try server.run("xdotool", ["mousemove", "300", "300"])
+        let client = try XClient(display: server.display)
+        let capture = try makeCapture(server, cursor: true)
+        _ = try capture.grab(at: 1_000_000)
+        #expect(capture.statistics.quietGrabs == 0, "the first grab reads everything")
+        for index in 2...17 {
+            let grab = try capture.grab(at: UInt64(index) * 1_000_000)
+            #expect(grab.changed.isEmpty)
+            #expect(rgb(grab.picture, 10, 470) == 0x202020 && rgb(grab.picture, 630, 10) == 0x202020)
+        }
+        // 16 quiet grabs: two rounds of the eight stripes.
+        #expect(capture.statistics.quietGrabs == 16)
+
+        // A change DAMAGE reports: read whole, the picture has it, the next grab is quiet again.
+        try client.fillRoot((100, 100, 50, 40), color: 0xFF00FF)
+        var grab = try capture.grab(at: 18_000_000)
+        #expect(capture.statistics.quietGrabs == 16)
+        #expect(rgb(grab.picture, 120, 120) == 0xFF00FF)
+        #expect(PixelRect(x: 100, y: 100, width: 50, height: 40).clipped(to: grab.changed.bounds).area == 50 * 40)
+        grab = try capture.grab(at: 19_000_000)
+        #expect(grab.changed.isEmpty && capture.statistics.quietGrabs == 17)
+        // The rectangle stays in what a quiet grab hands on (the segment keeps the last picture).
+        #expect(rgb(grab.picture, 120, 120) == 0xFF00FF)
+
+        // The pointer moves: read whole; its old and new places are the change.
+        try server.run("xdotool", ["mousemove", "400", "200"])
+        grab = try capture.grab(at: 20_000_000)
+        #expect(capture.statistics.quietGrabs == 17)
+        #expect(!grab.changed.isEmpty)
+        grab = try capture.grab(at: 21_000_000)
+        #expect(grab.changed.isEmpty && capture.statistics.quietGrabs == 18)
+    }
+
     @Test("the cursor sprite follows the pointer and is not drawn into the picture")
     func cursor() throws {
         let server = try XvfbServer(width: 640, height: 480)

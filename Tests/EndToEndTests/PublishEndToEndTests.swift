@@ -163,6 +163,7 @@ import Testing
         }
         #expect(keys[0].count == 2 && keys[1].count == 2 && Set(keys[0]).isDisjoint(with: keys[1]))
         print("room: bob \(bob) | carol \(carol)")
+        signal.interrupt()
     }
 
     /// The room server restarts mid-stream: the publisher is back in the room within seconds and

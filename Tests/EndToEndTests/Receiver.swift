@@ -205,8 +205,14 @@ struct PublisherTotals: CustomStringConvertible {
     var micAudioFramesDropped = 0
     /// Capture stamps the clock rules replaced (late, bogus, out of order).
     var timestampsRepaired = 0
-    /// Key frames the encoder made (the first, periodic, requested).
+    /// Key frames the encoder made (the first, requested).
     var keyFrames = 0
+    /// Intra-refresh waves for receivers that cannot ask (Docs/cadence.md).
+    var refreshWaves = 0
+    /// `--content-hint`: changed pictures held back, the mean frame QP, and the frame rate held to.
+    var framesGoverned = 0
+    var meanQuantizer = 0.0
+    var governedFrameRate: Double?
 
     init(statsFile path: String) throws {
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -223,6 +229,10 @@ struct PublisherTotals: CustomStringConvertible {
         micAudioFramesDropped = totals["micAudioFramesDropped"] as? Int ?? 0
         timestampsRepaired = totals["timestampsRepaired"] as? Int ?? 0
         keyFrames = totals["keyFrames"] as? Int ?? 0
+        refreshWaves = totals["refreshWaves"] as? Int ?? 0
+        framesGoverned = totals["framesGoverned"] as? Int ?? 0
+        meanQuantizer = Double(totals["quantizerSum"] as? Int ?? 0) / Double(max(1, framesOut))
+        governedFrameRate = totals["governedFrameRate"] as? Double
     }
 
     /// Source pictures the publisher did not send, each counted (late, or over the frame rate).

@@ -157,6 +157,7 @@ struct BadArguments: Sendable, CustomTestStringConvertible {
         ),
         .init(["--mtu", "100"], "--mtu 100 is outside 200...9000"),
         .init(["--preview", "nowhere"], "--preview 'nowhere' is not HOST:PORT"),
+        .init(["--content-hint", "fast"], "--content-hint 'fast' is not one of motion, detail, text"),
         .init(["--preview", "example.org:5004"], "--preview 'example.org' is not a numeric IPv4 or IPv6 address"),
         // e2e: P
         .init(["--to", "example.org:5004"], "--to 'example.org' is not a numeric IPv4 or IPv6 address"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cadence
 import Media
 
 /// The encoders' settings: video bitrates and the rate control's bounds, x264's preset, threads
@@ -18,6 +19,12 @@ public struct EncoderArguments: ParsableArguments {
                 + "the preview, --to, SDP-file subscribers (default: 2 s). WebRTC and WHIP get key frames when they ask."
         )
     ) public var keyint: Int?
+    @Option(
+        help: ArgumentHelp(
+            "What to keep when the bitrate is short: detail or text (fewer pictures, same resolution; text holds "
+                + "a lower QP) or motion (every picture). Default: detail for a captured screen, motion otherwise."
+        )
+    ) public var contentHint: String?
     @Option(help: "x264 preset.") public var preset = "veryfast"
     @Option(help: "Encoder threads.") public var threads = 1
 

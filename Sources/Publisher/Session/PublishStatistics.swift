@@ -85,7 +85,9 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let cadence =
             new.cadence == "changing" && new.framesStill == 0 && new.refreshes == 0
             ? "" : " (\(new.cadence)\(new.lastQuantizer.map { " qp \($0)" } ?? ""))"
-        return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)"
+        // The frame rate `--content-hint detail|text` holds changed pictures to.
+        let governed = new.governedFrameRate.map { " (held to \(fixedDecimal($0, places: 1)) fps)" } ?? ""
+        return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)\(governed)"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
             + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"
