@@ -277,6 +277,63 @@ extension PublishEndToEndTests {
 
         /// (d) SIGINT: rtc-publish DELETEs its WHIP resource and Janus's room has no publisher
         /// within 3 s; it exits normally, its last state `stopped`.
+        /// (f) A still X11 screen (Docs/cadence.md): `rtc-publish --video x11` shares a private
+        /// Xvfb where `rtc-testscreen` holds the synthetic screen's first picture, sends only its
+        /// idle repeats once converged, and no IDR on a timer. A subscriber that joins Janus A
+        /// then must see the picture within a second of its connection: Janus asks for a key
+        /// frame (PLI/FIR) for it, and rtc-publish answers with an IDR of the still picture.
+        @Test func aSubscriberJoiningAStillScreenSeesItWithinASecond() async throws {
+            let room = try await Self.emptyRoom()
+            let directory = try TemporaryDirectory()
+            let xvfb = try XvfbServer(width: width, height: height)
+            let (screen, _) = try ScreenCaptureEndToEndTests.testScreen(
+                xvfb,
+                ["--size", "\(width)x\(height)", "--hold", "60"],
+                directory: directory
+            )
+            let endpoint = try room.newWHIPEndpoint()
+            let publish = try BackgroundProcess(
+                try builtProgram("rtc-publish"),
+                [
+                    "--room", "whip", "--uid", "alice_sub", "--no-signal", "--no-preview", "--whip", endpoint.url,
+                    "--ice-address", room.iceAddress, "--video", "x11:\(xvfb.display)", "--size", "\(width)x\(height)",
+                    "--duration", "30", "--stats-json", "stats.jsonl",
+                ],
+                directory: directory,
+                launcher: room.launcher
+            )
+            // Still: converged and idle-repeating, before anyone watches.
+            let statsPath = directory.path + "/stats.jsonl"
+            try publish.waitUntil(deadlineSeconds: 20, "still") {
+                let text = (try? String(contentsOfFile: statsPath, encoding: .utf8)) ?? ""
+                return text.split(separator: "\n").last?.contains(#""cadence":"still""#) == true
+            }
+            let before = try PublisherTotals(statsFile: statsPath)
+            let got = try await room.subscribe(on: .a, seconds: 3, waitPublisher: 5)
+            publish.interrupt()
+            #expect(publish.waitForExit(deadlineSeconds: 15), "\(publish.output)")
+            screen.interrupt()
+            let after = try PublisherTotals(statsFile: statsPath)
+            #expect(got.ok, "\(got)\n\(got.log)")
+            let connected = try #require(got.times["connected"], "\(got.times)")
+            let firstFrame = try #require(got.times["firstVideoFrame"], "\(got.times)")
+            #expect(firstFrame - connected <= 1, "first picture \(firstFrame - connected) s after connecting: \(got)")
+            #expect(got.video.sizes == ["\(width)x\(height)"], "\(got.video.sizes)")
+            // The still picture itself: the synthetic screen's frame 0, readable.
+            #expect(got.video.timecodes.readable >= 1 && got.video.timecodes.first == 0, "\(got.video.timecodes)")
+            // The IDR came for the join, not from a timer: before the subscriber, the first one
+            // and the one Janus asks for when the publisher's connection is up (2 measured).
+            #expect(before.keyFrames <= 2, "key frames before the subscriber: \(before.keyFrames)")
+            #expect(
+                after.keyFrames > before.keyFrames,
+                "key frames: \(before.keyFrames) before, \(after.keyFrames) after"
+            )
+            print(
+                "still screen, Janus subscriber: first picture \(String(format: "%.3f", firstFrame - connected)) s "
+                    + "after connecting; key frames \(before.keyFrames) before, \(after.keyFrames) after; \(got)"
+            )
+        }
+
         @Test func stoppingThePublisherEmptiesTheRoom() async throws {
             let room = try await Self.emptyRoom()
             let directory = try TemporaryDirectory()
