@@ -32,6 +32,8 @@ struct AnswerWriter {
                 media.append(video(section, choice, tagged: section.mid == mids.first))
             case .audio(let payloadType):
                 media.append(audio(section, payloadType, tagged: section.mid == mids.first))
+            case .inactive(let payloadType):
+                media.append(inactive(section, payloadType, tagged: section.mid == mids.first))
             case .rejected:
                 media.append(rejected(section))
             }
@@ -102,6 +104,22 @@ struct AnswerWriter {
         return media
     }
 
+    /// An audio section we send nothing in: bundled like the others, the offered Opus format,
+    /// `a=inactive`, no SSRC, msid, extensions or feedback.
+    private func inactive(_ section: WebRTCOffer.MediaSection, _ payloadType: UInt8, tagged: Bool) -> MediaDescription {
+        let offered = section.media.formats.first { $0.payloadType == payloadType }
+        var media = accepted(
+            section,
+            formats: [SDPRTPFormat(payloadType: payloadType, rtpmap: offered?.rtpmap)],
+            trackID: nil,
+            ssrcs: [],
+            extensions: [],
+            tagged: tagged
+        )
+        media.direction = .inactive
+        return media
+    }
+
     /// What every accepted section carries: the bundle's port and address, sendonly, rtcp-mux,
     /// our ICE credentials, fingerprint and setup (identical in each bundled section, as
     /// libwebrtc writes them and RFC 8859 allows for TRANSPORT attributes), msid, cname and msid
@@ -110,20 +128,20 @@ struct AnswerWriter {
     private func accepted(
         _ section: WebRTCOffer.MediaSection,
         formats: [SDPRTPFormat],
-        trackID: String,
+        trackID: String?,
         ssrcs: [UInt32],
         extensions: [HeaderExtensionMapping],
         tagged: Bool
     ) -> MediaDescription {
         let (port, address) = defaultDestination
-        let msid = "\(configuration.streamID) \(trackID)"
+        let msid = trackID.map { "\(configuration.streamID) \($0)" }
         var attributes = [
             SDPAttribute(name: "ice-ufrag", value: configuration.ice.ufrag),
             SDPAttribute(name: "ice-pwd", value: configuration.ice.password),
             SDPAttribute(name: "fingerprint", value: configuration.fingerprint.attributeValue),
             SDPAttribute(name: "setup", value: localSetup.rawValue),
-            SDPAttribute(name: "msid", value: msid),
         ]
+        if let msid { attributes.append(SDPAttribute(name: "msid", value: msid)) }
         if section.rtcpReducedSize { attributes.append(SDPAttribute(name: "rtcp-rsize")) }
         attributes += extensions.map { SDPAttribute(name: "extmap", value: $0.attributeValue) }
         if tagged, !configuration.candidates.isEmpty {
@@ -142,7 +160,7 @@ struct AnswerWriter {
             ssrcAttributes: ssrcs.flatMap { ssrc in
                 [
                     .cname(ssrc: ssrc, configuration.cname),
-                    SDPSSRCAttribute(ssrc: ssrc, name: "msid", value: msid),
+                    SDPSSRCAttribute(ssrc: ssrc, name: "msid", value: msid ?? ""),
                 ]
             },
             attributes: attributes

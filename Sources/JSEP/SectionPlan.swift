@@ -5,6 +5,10 @@ struct SectionPlan {
     enum Decision {
         case video(CodecChoice.H264)
         case audio(payloadType: UInt8)
+        /// An audio section when we send no audio: answered in the bundle with `a=inactive`
+        /// (RFC 8829 §5.3.1 allows either) rather than rejected, since some peers (aiortc)
+        /// refuse an answer that rejects a section of their bundle.
+        case inactive(payloadType: UInt8)
         case rejected
     }
 
@@ -15,6 +19,9 @@ struct SectionPlan {
     /// The `a=extmap` lines we answer in the video and the audio section.
     var videoExtensions: [HeaderExtensionMapping] = []
     var audioExtensions: [HeaderExtensionMapping] = []
+
+    /// The first audio section was answered `inactive` (we send no audio).
+    private var hasInactiveAudio = false
 
     init(offer: WebRTCOffer, bundle: MediaGroup, configuration: WebRTCAnswer.Configuration) throws {
         var videoRefusal: WebRTCAnswer.Refusal?
@@ -40,6 +47,11 @@ struct SectionPlan {
                     audioRefusal = audioRefusal ?? refusal
                     reject(section, refusal.reason)
                 }
+            } else if section.kind == .audio, configuration.audio == nil, !hasInactiveAudio,
+                let payloadType = Self.inactiveAudio(section, bundle: bundle)
+            {
+                decisions.append(.inactive(payloadType: payloadType))
+                hasInactiveAudio = true
             } else {
                 reject(section, Self.unused(section, configuration: configuration))
             }
@@ -182,6 +194,15 @@ struct SectionPlan {
                 offeredHeaderExtensions: section.headerExtensions
             )
         )
+    }
+
+    /// The Opus payload type of an audio section we can answer `inactive`: one that could carry
+    /// our audio if we had any (bundled, Opus, rtcp-mux); nil when it must be rejected instead.
+    private static func inactiveAudio(_ section: WebRTCOffer.MediaSection, bundle: MediaGroup) -> UInt8? {
+        guard transportRefusal(section, bundle: bundle, missing: .noAudio) == nil, muxRefusal(section) == nil,
+            case .success(let payloadType) = CodecChoice.opus(in: section)
+        else { return nil }
+        return payloadType
     }
 
     /// The profiles JSEP offers media with (RFC 8829 §5.1.2); both are DTLS-SRTP with feedback.

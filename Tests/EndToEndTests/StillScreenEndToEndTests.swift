@@ -80,7 +80,7 @@ extension PublishEndToEndTests {
                 [
                     "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
                     "--ice-address", "127.0.0.1", "--video", "x11:\(xvfb.display)", "--cursor", "off",
-                    "--audio", "test", "--size", "1280x720", "--duration", "22", "--stats-json", "stats.jsonl",
+                    "--audio", "none", "--size", "1280x720", "--duration", "22", "--stats-json", "stats.jsonl",
                 ],
                 directory: directory
             )

@@ -337,4 +337,23 @@ struct AnswerTests {
         #expect(answer.bundle.mids == ["0"])
         #expect(answer.rejectedSections.map(\.reason) == ["we send no video"])
     }
+
+    @Test("without audio of ours, the offer's audio section stays in the bundle, inactive")
+    func audioSectionInactiveWithoutAudio() throws {
+        let answer = try WebRTCAnswer(
+            answering: WebRTCOffer(parsing: OfferFixtures.aiortc.text),
+            configuration: try Publisher.configuration(audio: false)
+        )
+        #expect(answer.audio == nil)
+        #expect(answer.rejectedSections.isEmpty, "\(answer.rejectedSections)")
+        let parsed = try WebRTCOffer(parsing: answer.sdp)
+        let audio = try #require(parsed.sections.first { $0.kind == .audio })
+        let video = try #require(parsed.sections.first { $0.kind == .video })
+        #expect(answer.bundle.mids.contains(audio.mid ?? "-"))
+        #expect(audio.media.port == video.media.port && audio.media.port != 0)
+        #expect(audio.direction == .inactive)
+        #expect(audio.media.formats.map { $0.rtpmap?.encodingName.lowercased() } == ["opus"])
+        #expect(audio.media.ssrcAttributes.isEmpty && audio.headerExtensions.isEmpty)
+        #expect(audio.iceCredentials == video.iceCredentials)
+    }
 }
