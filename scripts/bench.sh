@@ -9,7 +9,8 @@
 # floor-av (H264Encoder and our OpusEncoder on in.wav, 20 ms frames in capture-time order between
 # the video frames, still no mixer, RTP, SRTP or sockets). Same x264 settings
 # everywhere: tune=zerolatency, constrained baseline, 2500 kbit/s, VBV 2500k/1500k, key frame
-# every 60, no scene cut. Each run is measured with /usr/bin/time (user+sys CPU, wall, peak RSS).
+# every 60 (rtc-publish's --to receiver cannot ask for key frames, so it gets an intra-refresh
+# wave every 60 pictures instead: Docs/cadence.md), no scene cut. Each run is measured with /usr/bin/time (user+sys CPU, wall, peak RSS).
 # Rounds are interleaved (A B C D ... A B C D ...) so a noisy neighbour hits every row alike.
 #
 # Environment:

@@ -18,7 +18,7 @@
 #   GStreamer    ximagesrc use-damage=false show-pointer=true ! videoconvert ! I420 ! x264enc !
 #                rtph264pay ! srtpenc ! udpsink, stopped with SIGINT -> EOS (frames: the sink's)
 # Same x264 settings as scripts/bench.sh: tune=zerolatency, constrained baseline, 2500 kbit/s,
-# VBV 2500k/1500k, key frame every 60, no scene cut, MTU 1200; preset and threads below. Each run
+# VBV 2500k/1500k, key frame every 60 (rtc-publish: an intra-refresh wave), no scene cut, MTU 1200; preset and threads below. Each run
 # is measured with /usr/bin/time (user+sys CPU, wall, peak RSS): CPU per frame = (user + sys) /
 # frames encoded, for the whole process. Xvfb's CPU over each run is read from /proc as well (the
 # server's share of a grab never shows in the grabber's own time). Rounds are interleaved
@@ -418,7 +418,8 @@ out.append(
     f"painting the synthetic screen (scrolling, changing, a timecode strip) into a window covering it "
     f"at 30 fps; grab it at 30 fps with the pointer, BGRX -> I420 at the captured size (no scaling), "
     f"libx264 {preset}, {threads} thread(s), tune=zerolatency, constrained baseline, 2500 kbit/s, VBV "
-    f"2500k/1500k, key frame every 60, no scene cut -> RTP (MTU 1200) -> SRTP AES_CM_128_HMAC_SHA1_80 "
+    f"2500k/1500k, key frame every 60 (rtc-publish: an intra-refresh wave every 60 pictures, as its "
+    f"preview cannot ask for key frames), no scene cut -> RTP (MTU 1200) -> SRTP AES_CM_128_HMAC_SHA1_80 "
     f"-> loopback UDP, drained by scripts/bench-sink.py; no audio. {secs} s a run, {runs} round(s), "
     "interleaved (A B C A B C …). CPU per frame = the whole process's user + system CPU "
     "(/usr/bin/time) / frames encoded (rtc-publish: --stats-json totals.framesOut; FFmpeg: -progress; "
