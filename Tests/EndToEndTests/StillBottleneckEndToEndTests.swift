@@ -89,6 +89,8 @@ extension PublishEndToEndTests {
             var videoKbps: Double
             var cadence: String
             var estimateKbps: Double?
+            /// What moved the estimate: the congestion state's counters and rates.
+            var congestion: String
         }
         let destination = try Self.chromiumDestination(directory)
         let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
@@ -103,7 +105,11 @@ extension PublishEndToEndTests {
                 t: t,
                 videoKbps: record["videoKbps"] as? Double ?? 0,
                 cadence: totals["cadence"] as? String ?? "",
-                estimateKbps: (congestion?["delayBasedBitrate"] as? Int).map { Double($0) / 1000 }
+                estimateKbps: (congestion?["delayBasedBitrate"] as? Int).map { Double($0) / 1000 },
+                congestion: [
+                    "delayState", "overuseEvents", "queueBackoffs", "probesSent", "lastProbeBitrate",
+                    "acknowledgedBitrate", "linkCapacityBitrate", "queueDelayMilliseconds",
+                ].map { "\($0) \(congestion?[$0] ?? "-")" }.joined(separator: " ")
             )
         }
         let series = seconds.map {
@@ -130,7 +136,9 @@ extension PublishEndToEndTests {
             .joined(separator: "; ")
             + "; video while still \(String(format: "%.2f", stillRate)) kbit/s; estimate kbit/s: moving \(learned), "
             + "still min \(lowest), lowest in 3 s after the change \(dip), 3 s after \(recovered)"
-        print("still period behind 2 Mbit/s: \(report)")
+        let aroundTheChange = seconds.filter { $0.t >= change.t - 1 && $0.t < change.t + 4 }
+            .map { "\(Int($0.t)) \($0.cadence) \(Int($0.videoKbps)) kbit/s: \($0.congestion)" }
+        print("still period behind 2 Mbit/s: \(report)\n" + aroundTheChange.joined(separator: "\n"))
         // Still: next to nothing sent (the issue's 10 kbit/s), and the estimate kept.
         #expect(stillSeconds.allSatisfy { $0.cadence == "still" }, "\(series)")
         #expect(stillRate <= 10, "\(report)\n\(series)")
