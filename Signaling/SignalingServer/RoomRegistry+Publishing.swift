@@ -1,6 +1,7 @@
 import SignalingProtocol
 
-/// Publishing streams and relaying signals (Docs/signaling.md, "publish", "unpublish", "signal").
+/// Publishing streams and relaying signals (Docs/signaling.md, "publish", "unpublish",
+/// "stream-state", "signal").
 extension RoomRegistry {
     /// The joined member behind a connection, or an error reply saying the request needs one.
     func joinedMember(
@@ -31,7 +32,12 @@ extension RoomRegistry {
                 to: session.outbox
             )
         }
-        let stream = PublishedStream(uid: member.uid, description: description)
+        // A replacing publish keeps the stream's state: the picture is as still as it was.
+        let stream = PublishedStream(
+            uid: member.uid,
+            description: description,
+            state: member.streams[description.kind]?.stream.state
+        )
         member.streams[description.kind] = OrderedStream(order: room.nextSequence(), stream: stream)
         room.members[member.uid] = member
         if let refusal = roomStateProblem(room, id: membership.room) {
@@ -85,6 +91,44 @@ extension RoomRegistry {
         )
     }
 
+    /// A publisher's stream went still or moves again: remembered for `joined` and
+    /// `stream-published`, and told to the other members once per change (a repeated state is
+    /// acknowledged and not relayed).
+    func setStreamState(_ change: ClientMessage.StreamStateChange, id: RequestID?, connection: ConnectionID) {
+        guard let found = joinedMember(connection, for: "stream-state", id: id) else { return }
+        let (session, membership) = (found.session, found.membership)
+        var room = found.room
+        var member = found.member
+        guard var ordered = member.streams[change.kind] else {
+            return fail(
+                .notPublishing,
+                "\"\(member.uid)\" does not publish a \(change.kind.rawValue) stream",
+                id: id,
+                to: session.outbox
+            )
+        }
+        let stored: StreamState? = change.state == .moving ? nil : change.state
+        let changed = ordered.stream.state != stored
+        ordered.stream.state = stored
+        member.streams[change.kind] = ordered
+        room.members[member.uid] = member
+        rooms[membership.room] = room
+        send(.ack(.init(of: "stream-state")), id: id, to: session.outbox)
+        guard changed else { return }
+        broadcast(
+            .streamState(.init(uid: member.uid, kind: change.kind, state: change.state)),
+            in: room,
+            except: member.uid
+        )
+        logger.debug(
+            "stream-state",
+            metadata: [
+                "room": "\(membership.room)", "uid": "\(member.uid)", "kind": "\(change.kind.rawValue)",
+                "state": "\(change.state.rawValue)",
+            ]
+        )
+    }
+
     func relay(_ signal: ClientMessage.Signal, id: RequestID?, connection: ConnectionID) {
         guard let (session, membership, room, member) = joinedMember(connection, for: "signal", id: id) else {
             return
@@ -111,7 +155,8 @@ extension RoomRegistry {
     /// Every newcomer gets the whole room in one `joined` line: every member and every stream's
     /// SDP. A publish that would make that line too long for a client (with every free place in
     /// the room taken by a member of the longest name) is refused, so that no member's streams
-    /// can ever keep another member out of the room.
+    /// can ever keep another member out of the room. Every stream counts as still (its longest
+    /// form), so no `stream-state` can later make that line too long.
     func roomStateProblem(_ room: Room, id: RoomID) -> SignalingError? {
         guard
             let longest = try? MemberID(
@@ -127,7 +172,11 @@ extension RoomRegistry {
             uid: longest,
             role: .subscriber,
             members: members,
-            streams: room.streams(except: longest),
+            streams: room.streams(except: longest).map {
+                var still = $0
+                still.state = .still
+                return still
+            },
             idleTimeout: idleTimeoutSeconds,
             resume: Self.makeResumeSecret()
         )

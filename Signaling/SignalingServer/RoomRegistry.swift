@@ -162,6 +162,8 @@ actor RoomRegistry {
             self.answer(answer, id: id, connection: connection)
         case .subscribeReject(let reject):
             self.reject(reject, id: id, connection: connection)
+        case .streamState(let change):
+            self.setStreamState(change, id: id, connection: connection)
         }
     }
 }

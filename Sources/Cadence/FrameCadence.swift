@@ -147,7 +147,10 @@ public struct FrameCadence: Sendable {
     public mutating func encoded(qp: Int, at now: UInt64) {
         // A wave's pictures are not the end of convergence: its columns came at their own QPs.
         lastQP = inWave ? nil : qp
-        if case .converging = state, qp <= configuration.convergedQP, !inWave {
+        // A key frame of a still picture is followed by one refresh however good it is:
+        // Chromium shows a lone picture only when the next one arrives, which would otherwise be
+        // the idle repeat a second later.
+        if case .converging(_, let refreshes) = state, refreshes > 0, qp <= configuration.convergedQP, !inWave {
             state = .still(lastSent: now)
         }
     }

@@ -15,10 +15,31 @@ public final class MediaControl: Sendable {
     private let keyFrameRequested = Locked(false)
     private let bitrateRequest = Locked<Int?>(nil)
     private let stopRequested = Locked(false)
+    /// Whether the cadence holds a still picture (Docs/cadence.md), as the media thread last said.
+    private let still = Locked(false)
+    /// Each change of `isStill`, for whoever tells the room (`stream-state`). Only the newest is
+    /// kept: a reader that fell behind wants the state now, not the flicker before it.
+    public let stillChanges: AsyncStream<Bool>
+    private let stillSink: AsyncStream<Bool>.Continuation
 
     public init(sender: MediaSender) {
         self.sender = Locked(sender)
+        (stillChanges, stillSink) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// The media thread's word on the cadence: true while still, false while changing or
+    /// converging. A change wakes `stillChanges`' reader; the media thread never waits for it
+    /// (a short lock, and a yield into a one-slot buffer).
+    func cadenceIsStill(_ value: Bool) {
+        let changed = still.withLock { current -> Bool in
+            defer { current = value }
+            return current != value
+        }
+        if changed { stillSink.yield(value) }
+    }
+
+    /// Whether the picture is still now.
+    public var isStill: Bool { still.withLock { $0 } }
 
     /// The next frame is encoded as an IDR (a new viewer, a player that just bound its ports).
     public func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }

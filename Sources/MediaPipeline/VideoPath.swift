@@ -186,6 +186,9 @@ public final class VideoPath {
         var framesGoverned = 0
     }
     private var counts = PictureCounts()
+    /// The cadence's stillness as last told to `control` (for the room's `stream-state`); nil
+    /// until the first picture, so a new path always says where it starts.
+    private var saidStill: Bool?
 
     /// Writes the picture counts, the cadence state and `more` into the statistics: one lock
     /// pass per picture.
@@ -194,6 +197,12 @@ public final class VideoPath {
         counts = PictureCounts()
         let state = cadence.state.name
         let governedRate = governor.divisor > 1 ? governor.frameRate(nominal: encoder.configuration.frameRate) : nil
+        // Only a change costs anything (a lock, a wake-up): the room hears it within a picture.
+        let still = if case .still = cadence.state { true } else { false }
+        if still != saidStill {
+            saidStill = still
+            control.cadenceIsStill(still)
+        }
         control.statistics.withLock {
             $0.framesIn += pending.framesIn
             $0.framesStill += pending.framesStill

@@ -123,6 +123,8 @@ extension SignalingClient {
             emit(.unsubscribed(ended))
         case .signal(let signal):
             emit(.signal(signal))
+        case .streamState(let change):
+            emit(.streamState(change))
         case .goodbye(let goodbye):
             lastGoodbye = goodbye
             emit(.goodbye(goodbye))

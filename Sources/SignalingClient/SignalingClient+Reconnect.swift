@@ -104,11 +104,14 @@ extension SignalingClient {
         ].contains(code)
     }
 
-    /// Publishes our streams again, then renews subscriptions whose streams are there.
+    /// Publishes our streams again (and says again which are still), then renews subscriptions whose streams are there.
     private func restore(after joined: ServerMessage.Joined) async {
         for (kind, stream) in publishedStreams.sorted(by: { $0.key < $1.key }) {
             do {
                 _ = try await request(.publish(.init(stream: stream)))
+                if streamStates[kind] == .still {
+                    _ = try await request(.streamState(.init(kind: kind, state: .still)))
+                }
             } catch {
                 emit(.republishFailed(kind: kind, error: Self.signalingError(error)))
             }

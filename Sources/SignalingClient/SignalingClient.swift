@@ -36,6 +36,8 @@ public actor SignalingClient {
     // What to restore after a reconnect.
     var membership: Membership?
     var publishedStreams: [StreamKind: StreamDescription] = [:]
+    /// The last `stream-state` said per published stream; a still one is said again after a rejoin.
+    var streamStates: [StreamKind: StreamState] = [:]
     var subscriptions: [SubscriptionTarget: WantedSubscription] = [:]
 
     struct Membership {
@@ -129,6 +131,7 @@ public actor SignalingClient {
         _ = try await request(.leave)
         membership = nil
         publishedStreams.removeAll()
+        streamStates.removeAll()
         subscriptions.removeAll()
     }
 
@@ -143,6 +146,15 @@ public actor SignalingClient {
     public func unpublish(_ kind: StreamKind) async throws {
         _ = try await request(.unpublish(.init(kind: kind)))
         publishedStreams[kind] = nil
+        streamStates[kind] = nil
+    }
+
+    /// Tells the room that a published stream's picture went still or moves again. Remembered
+    /// first, so a state said while the connection is down reaches the room after the rejoin
+    /// (where the server starts every stream as moving) even though this call fails.
+    public func setStreamState(_ kind: StreamKind, _ state: StreamState) async throws {
+        streamStates[kind] = state
+        _ = try await request(.streamState(.init(kind: kind, state: state)))
     }
 
     /// Answers a `subscribe-request` with the SDP the subscriber's player will open.

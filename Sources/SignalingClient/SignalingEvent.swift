@@ -16,6 +16,8 @@ public enum SignalingEvent: Hashable, Sendable {
     /// subscribes again by itself when the stream is published again.
     case unsubscribed(ServerMessage.Unsubscribed)
     case signal(ServerMessage.Signal)
+    /// A publisher's stream went still or moves again (`stream-state`).
+    case streamState(ServerMessage.StreamStateChanged)
     /// An error the server sent that answers no request of ours (e.g. `line-too-long`).
     case serverError(SignalingError)
     /// The server is about to close the connection, and why.

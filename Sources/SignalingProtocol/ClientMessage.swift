@@ -21,6 +21,7 @@ public enum ClientMessage: Hashable, Sendable {
     case signal(Signal)
     case subscribeAnswer(SubscribeAnswer)
     case subscribeReject(SubscribeReject)
+    case streamState(StreamStateChange)
 
     /// The wire name in the `type` field.
     public var type: String {
@@ -35,6 +36,7 @@ public enum ClientMessage: Hashable, Sendable {
         case .signal: return "signal"
         case .subscribeAnswer: return "subscribe-answer"
         case .subscribeReject: return "subscribe-reject"
+        case .streamState: return "stream-state"
         }
     }
 
@@ -194,6 +196,18 @@ public enum ClientMessage: Hashable, Sendable {
                 maxBytes: Self.maxReasonBytes,
                 at: [CodingKeys.reason]
             )
+        }
+    }
+
+    /// A publisher says its stream's picture stopped moving or moves again; the room is told, and
+    /// remembers it for members who join later.
+    public struct StreamStateChange: Hashable, Sendable, Codable {
+        public var kind: StreamKind
+        public var state: StreamState
+
+        public init(kind: StreamKind, state: StreamState) {
+            self.kind = kind
+            self.state = state
         }
     }
 }

@@ -33,3 +33,22 @@ public enum StreamKind: String, Hashable, Sendable, CaseIterable, Comparable, Co
 
     public static func < (lhs: StreamKind, rhs: StreamKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }
+
+/// Whether a stream's picture moves, as its publisher says (`stream-state`, Docs/signaling.md).
+/// `still`: the publisher stopped encoding an unchanged picture and repeats it about once a
+/// second, so a viewer must not take the gaps between pictures for freezes.
+public enum StreamState: String, Hashable, Sendable, CaseIterable, Codable {
+    case moving
+    case still
+
+    public init(from decoder: any Decoder) throws {
+        let value = try decoder.singleValueContainer().decode(String.self)
+        guard let state = StreamState(rawValue: value) else {
+            throw SignalingError(
+                .invalidField,
+                "field \(fieldPath(decoder.codingPath)): \(quoted(value)) is not \"moving\" or \"still\""
+            )
+        }
+        self = state
+    }
+}

@@ -26,6 +26,7 @@ public enum ServerMessage: Hashable, Sendable {
     case unsubscribed(Unsubscribed)
     case subscriberLeft(SubscriberLeft)
     case signal(Signal)
+    case streamState(StreamStateChanged)
     case goodbye(Goodbye)
 
     /// The wire name in the `type` field.
@@ -44,6 +45,7 @@ public enum ServerMessage: Hashable, Sendable {
         case .unsubscribed: return "unsubscribed"
         case .subscriberLeft: return "subscriber-left"
         case .signal: return "signal"
+        case .streamState: return "stream-state"
         case .goodbye: return "goodbye"
         }
     }
@@ -192,6 +194,20 @@ public enum ServerMessage: Hashable, Sendable {
         public init(from: MemberID, payload: JSONValue) {
             self.from = from
             self.payload = payload
+        }
+    }
+
+    /// A publisher's `stream-state`, relayed to the other members: `uid`'s `kind` stream is still
+    /// or moves again.
+    public struct StreamStateChanged: Hashable, Sendable, Codable {
+        public var uid: MemberID
+        public var kind: StreamKind
+        public var state: StreamState
+
+        public init(uid: MemberID, kind: StreamKind, state: StreamState) {
+            self.uid = uid
+            self.kind = kind
+            self.state = state
         }
     }
 

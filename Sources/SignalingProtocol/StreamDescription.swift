@@ -49,13 +49,17 @@ public struct PublishedStream: Hashable, Sendable, Codable {
     public var kind: StreamKind
     public var codecs: [String]
     public var sdp: String
+    /// `still` while the publisher says the picture does not move (`stream-state`); absent
+    /// (nil) means moving, so lines stay as they were for streams that never went still.
+    public var state: StreamState?
 
-    public init(uid: MemberID, description: StreamDescription) {
+    public init(uid: MemberID, description: StreamDescription, state: StreamState? = nil) {
         self.uid = uid
         self.owner = uid.owner
         self.kind = description.kind
         self.codecs = description.codecs
         self.sdp = description.sdp
+        self.state = state == .moving ? nil : state
     }
 
     /// The announcement without the publisher's identity, as it would be published again.

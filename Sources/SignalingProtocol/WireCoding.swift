@@ -29,7 +29,7 @@ extension ClientRequest: Codable {
     /// Every client message type, in the order the spec lists them.
     public static let knownTypes = [
         "join", "leave", "publish", "unpublish", "subscribe", "unsubscribe", "ping", "signal",
-        "subscribe-answer", "subscribe-reject",
+        "subscribe-answer", "subscribe-reject", "stream-state",
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -48,6 +48,7 @@ extension ClientRequest: Codable {
         case "signal": message = .signal(try .init(from: decoder))
         case "subscribe-answer": message = .subscribeAnswer(try .init(from: decoder))
         case "subscribe-reject": message = .subscribeReject(try .init(from: decoder))
+        case "stream-state": message = .streamState(try .init(from: decoder))
         default:
             throw SignalingError(
                 .unknownType,
@@ -71,6 +72,7 @@ extension ClientRequest: Codable {
         case .signal(let payload): try payload.encode(to: encoder)
         case .subscribeAnswer(let payload): try payload.encode(to: encoder)
         case .subscribeReject(let payload): try payload.encode(to: encoder)
+        case .streamState(let payload): try payload.encode(to: encoder)
         }
     }
 }
@@ -95,6 +97,7 @@ extension ServerEnvelope: Codable {
         case "unsubscribed": message = .unsubscribed(try .init(from: decoder))
         case "subscriber-left": message = .subscriberLeft(try .init(from: decoder))
         case "signal": message = .signal(try .init(from: decoder))
+        case "stream-state": message = .streamState(try .init(from: decoder))
         case "goodbye": message = .goodbye(try .init(from: decoder))
         default:
             throw SignalingError(.unknownType, "unknown message type \(quoted(type))")
@@ -120,6 +123,7 @@ extension ServerEnvelope: Codable {
         case .unsubscribed(let payload): try payload.encode(to: encoder)
         case .subscriberLeft(let payload): try payload.encode(to: encoder)
         case .signal(let payload): try payload.encode(to: encoder)
+        case .streamState(let payload): try payload.encode(to: encoder)
         case .goodbye(let payload): try payload.encode(to: encoder)
         }
     }

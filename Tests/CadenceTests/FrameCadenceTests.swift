@@ -120,6 +120,20 @@ import Testing
         #expect(Array(trace.suffix(3)) == ["keyFrame converging", "refresh converging", "skip still"])
     }
 
+    @Test("a key frame of a still picture is followed by one refresh, however low its QP")
+    func keyFrameIsFollowedByARefresh() {
+        var events: [Event] = [.picture(changed: true, at: 0), .encoded(qp: 10, at: 0)]
+        for t in UInt64(1)...10 { events.append(.picture(changed: false, at: t)) }
+        events += [
+            .keyFrameRequest,
+            .picture(changed: false, at: 11), .encoded(qp: 8, at: 11),
+            .picture(changed: false, at: 12), .encoded(qp: 6, at: 12),
+            .picture(changed: false, at: 13),
+        ]
+        let trace = Self.run(events)
+        #expect(Array(trace.suffix(3)) == ["keyFrame converging", "refresh converging", "skip still"])
+    }
+
     @Test("a key-frame request on a changing screen makes the next changed picture the IDR, once")
     func keyFrameOnChangingScreen() {
         let trace = Self.run([

@@ -4,15 +4,18 @@ Starts Debian's `chromium` (flags: ../shared/field-notes.md, "Headless Chromium"
 over the DevTools protocol, lets the page join the room and play, and records what each tab shows:
 
     chromium_viewer.py --url http://127.0.0.1:PORT/rooms/123456 --seconds 10 --out DIR \
-        [--second-tab-at S] [--close-tab-at S] [--screenshot FILE] [--deadline S]
+        [--second-tab-at S] [--close-tab-at S] [--screenshot FILE] [--region X,Y,W,H] [--deadline S]
 
 The measuring window starts at the first tab's first video frame and lasts --seconds;
 --second-tab-at / --close-tab-at are seconds into that window (open, then close, a second tab).
 DIR/summary.json holds, per tab: the <video>'s getVideoPlaybackQuality() totals and fps over the
-tab's window, currentTime progress, freezes (no new frame for > 500 ms, from the page's
-requestVideoFrameCallback times), audio arrival (inbound-rtp audio via the page), the decoded
-timecodes and whether they are in order, the first-frame time after the tab opened, glass-to-glass
-p50/p95, and the page's events. DIR/chromium.log and DIR/tabN-console.log keep the noise.
+tab's window, currentTime progress, freezes (no new frame for > 500 ms while playing, from the
+page's requestVideoFrameCallback times), audio arrival (inbound-rtp audio via the page), the decoded
+timecodes and whether they are in order, the first-frame time after the tab opened (and after the
+page started its media session, and after the publisher's answer arrived), glass-to-glass p50/p95,
+the round trip of the selected candidate pair, the time the page spent in `still` (the publisher's
+picture did not move), the mean colour of --region of the picture at the first frame and at the
+end, and the page's events. DIR/chromium.log and DIR/tabN-console.log keep the noise.
 
 Python 3.11, standard library plus `websockets` (out/venv). Every wait is bounded; the run ends
 non-zero with one line on failure; Chromium is killed on every exit.
@@ -76,8 +79,21 @@ LIGHT = """(() => {
     droppedVideoFrames: q ? b.droppedVideoFrames + q.droppedVideoFrames : null,
     state: w ? w.state : null, status: w ? w.status : null, framesShown: w ? w.framesShown : 0,
     firstFrameMs: w ? w.firstFrameMs : null, counts: w ? w.counts : null, stats: w ? w.stats : null,
+    lastTimecode: w && w.timecodes.length ? w.timecodes[w.timecodes.length - 1] : null,
     width: w ? w.width : 0, height: w ? w.height : 0 };
 })()"""
+# The mean RGB of a region of the <video>'s picture (picture pixels), or null before a picture.
+REGION = """((x, y, w, h) => {
+  const v = document.querySelector("video");
+  if (!v || !v.videoWidth || x + w > v.videoWidth || y + h > v.videoHeight) return null;
+  const c = document.createElement("canvas");
+  c.width = w; c.height = h;
+  const g = c.getContext("2d", { willReadFrequently: true });
+  g.drawImage(v, x, y, w, h, 0, 0, w, h);
+  const d = g.getImageData(0, 0, w, h).data, sum = [0, 0, 0];
+  for (let i = 0; i < d.length; i += 4) { sum[0] += d[i]; sum[1] += d[i + 1]; sum[2] += d[i + 2]; }
+  return sum.map((t) => Math.round((10 * t) / (w * h)) / 10);
+})"""
 # At the end of a tab's window: everything, lists included.
 FULL = LIGHT.replace("return {", "return { viewer: w ? JSON.parse(JSON.stringify(w)) : null,", 1)
 
@@ -94,6 +110,11 @@ def parse_arguments():
     parser.add_argument("--second-tab-at", type=float, metavar="S", help="open a second tab S s into the window")
     parser.add_argument("--close-tab-at", type=float, metavar="S", help="close the second tab S s into the window")
     parser.add_argument("--screenshot", metavar="FILE", help="PNG of the first tab at the end of the window")
+    parser.add_argument(
+        "--region",
+        metavar="X,Y,W,H",
+        help="report the mean RGB of this region of the picture (picture pixels) at each tab's first frame and end",
+    )
     parser.add_argument("--deadline", type=float, metavar="S", help="global limit (default: every wait added up)")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium", help="browser binary")
     parser.add_argument(
@@ -117,6 +138,13 @@ def parse_arguments():
             bad(f"{option} must be within 0..--seconds")
     if args.close_tab_at is not None and (args.second_tab_at is None or args.close_tab_at <= args.second_tab_at):
         bad("--close-tab-at closes the second tab: it needs --second-tab-at before it")
+    if args.region is not None:
+        try:
+            args.region = [int(v) for v in args.region.split(",")]
+        except ValueError:
+            args.region = None
+        if args.region is None or len(args.region) != 4 or min(args.region) < 0 or 0 in args.region[2:]:
+            bad("--region must be X,Y,W,H: four integers, width and height positive")
     if args.deadline is None:
         args.deadline = CHROMIUM_START_TIMEOUT + 2 * (DOM_TIMEOUT + FIRST_FRAME_TIMEOUT) + args.seconds + 30
     try:
@@ -243,6 +271,7 @@ class Tab:
         self.page_errors = []
         self.opened_at = None  # time.monotonic() at navigate
         self.first = self.start = self.end = None  # snapshots: first frame, window start and end
+        self.region_first = self.region_end = None  # mean RGB of --region then
         self.closed = False
 
     def on_event(self, method, params):
@@ -307,6 +336,9 @@ class Tab:
         state = last["status"] if last else "no page state"
         raise Failure(f"tab {self.number}: no video frame within {FIRST_FRAME_TIMEOUT} s of opening ({state})")
 
+    async def region(self, region):
+        return await self.evaluate(f"{REGION}({','.join(str(v) for v in region)})") if region else None
+
     async def screenshot(self, path):
         data = await self.browser.call("Page.captureScreenshot", {"format": "png"}, self.session, timeout=20)
         with open(path, "wb") as file:
@@ -357,15 +389,25 @@ def summarize(tab):
     gaps = [(a, b) for a, b in itertools.pairwise(times) if b - a > FREEZE_MS]
     states = end["viewer"]["states"]  # [{t, state}], page time in ms
 
-    def playing_throughout(a, b):  # "playing" at a, and no state change until b
+    def playing_throughout(a, b):  # "playing" at a, and no state change until b (so never "still")
         before = [s for s in states if s["t"] <= a]
         return bool(before) and before[-1]["state"] == "playing" and not any(a < s["t"] <= b for s in states)
 
     freezes = [round(b - a) for a, b in gaps if playing_throughout(a, b)]
+    still_ms = 0.0  # time in "still" within the window
+    for here, after in itertools.pairwise([*states, {"t": end["now"], "state": None}]):
+        if here["state"] == "still":
+            still_ms += max(0.0, min(after["t"], end["now"]) - max(here["t"], start["now"]))
+    # From the page starting its (last) media session before the first frame to that frame.
+    first_ms = end["viewer"]["firstFrameMs"]
+    media_starts = [s["t"] for s in states if s["state"] == "connecting media" and first_ms is not None]
+    media_starts = [t for t in media_starts if t <= first_ms]
+    rtt, _ = window_slice(end, "rttMs", "rtt", start)
     max_gap = max((b - a for a, b in itertools.pairwise(times)), default=None)
     timecodes, truncated = window_slice(end, "timecodes", "timecodes", start)
     g2g, _ = window_slice(end, "glassToGlassMs", "glassToGlass", start)
     s0, s1 = start["stats"] or {}, end["stats"] or {}
+    stats_freezes = s1["freezes"] - (s0.get("freezes") or 0) if isinstance(s1.get("freezes"), (int, float)) else None
     samples = (s1.get("audioSamples") or 0) - (s0.get("audioSamples") or 0)
     audio_bytes = (s1.get("audioBytes") or 0) - (s0.get("audioBytes") or 0)
     viewer = end["viewer"]
@@ -379,6 +421,16 @@ def summarize(tab):
         "height": end["height"],
         "windowSeconds": round(seconds, 3),
         "firstFrameMs": round(viewer["firstFrameMs"]) if viewer["firstFrameMs"] is not None else None,
+        "firstFrameAfterMediaStartMs": round(first_ms - media_starts[-1]) if media_starts else None,
+        "firstFrameAfterAnswerMs": (
+            round(first_ms - viewer["answeredMs"])
+            if first_ms is not None and viewer.get("answeredMs") is not None and viewer["answeredMs"] <= first_ms
+            else None
+        ),
+        "stillSeconds": round(still_ms / 1000, 3),
+        "timecodeAtStart": start.get("lastTimecode"),
+        "regionFirst": tab.region_first,
+        "regionEnd": tab.region_end,
         "playbackQuality": {
             "totalVideoFrames": end["totalVideoFrames"],
             "droppedVideoFrames": end["droppedVideoFrames"],
@@ -400,6 +452,8 @@ def summarize(tab):
             "maxGapMs": round(max_gap) if max_gap else None,
             "gapsOver500Ms": [round(b - a) for a, b in gaps],
             "statsFreezeCount": s1.get("freezes"),
+            "statsFreezeCountInWindow": stats_freezes,
+            "pageFreezesInWindow": end["counts"].get("freezes", 0) - start["counts"].get("freezes", 0),
         },
         "audio": {
             "arriving": samples > 0 or audio_bytes > 0,
@@ -415,7 +469,14 @@ def summarize(tab):
             **order(timecodes),
             "misreadsDropped": end["counts"]["misreads"] - start["counts"]["misreads"],
             "shownAgain": end["counts"].get("shownAgain", 0) - start["counts"].get("shownAgain", 0),
+            "stillRepeats": end["counts"].get("stillRepeats", 0) - start["counts"].get("stillRepeats", 0),
             "list": timecodes,
+        },
+        "rttMs": {
+            "count": len(rtt),
+            "p50": percentile(rtt, 50),
+            "p95": percentile(rtt, 95),
+            "max": max(rtt) if rtt else None,
         },
         "glassToGlassMs": {
             "count": len(g2g),
@@ -427,7 +488,9 @@ def summarize(tab):
             "list": g2g,
         },
         "stats": s1,
-        "states": [s for s in states if s["t"] >= start["now"] - 1] or states[-1:],
+        # The state in force when the window opened, then each change in it.
+        "states": [s for s in states if s["t"] < start["now"] - 1][-1:]
+        + [s for s in states if s["t"] >= start["now"] - 1],
         "pageErrors": tab.page_errors,
         "events": viewer["events"],
     }
@@ -455,6 +518,7 @@ async def run(args, browser, summary):
     await tabs[0].open(args.url)
     await tabs[0].wait_first_frame(time.monotonic() + FIRST_FRAME_TIMEOUT)
     tabs[0].start = tabs[0].first
+    tabs[0].region_first = await tabs[0].region(args.region)
     window_start = time.monotonic()
     print(
         f"{PROG}: tab 1 shows frames ({tabs[0].first['width']}x{tabs[0].first['height']}), measuring {args.seconds} s",
@@ -469,10 +533,12 @@ async def run(args, browser, summary):
         await tab.open(args.url)
         await tab.wait_first_frame(time.monotonic() + FIRST_FRAME_TIMEOUT)
         tab.start = tab.first
+        tab.region_first = await tab.region(args.region)
         print(f"{PROG}: tab 2 shows frames after {tab.first['firstFrameMs']:.0f} ms", file=sys.stderr, flush=True)
         if args.close_tab_at is not None:
             await asyncio.sleep(max(0, window_start + args.close_tab_at - time.monotonic()))
             tab.end = await tab.evaluate(FULL)
+            tab.region_end = await tab.region(args.region)
             await tab.close()
             print(f"{PROG}: tab 2 closed", file=sys.stderr, flush=True)
 
@@ -499,6 +565,7 @@ async def run(args, browser, summary):
     for tab in tabs:
         if tab.end is None and tab.start is not None:
             tab.end = await tab.evaluate(FULL)
+            tab.region_end = await tab.region(args.region)
     if args.screenshot:
         await tabs[0].screenshot(args.screenshot)
     summary["tabs"] = [summarize(tab) for tab in tabs if tab.start is not None]

@@ -57,6 +57,8 @@ struct ProtocolCodecTests {
             ),
             .subscribeAnswer(.init(subscriber: alice, kind: .screen, sdp: Fixture.screenSDP)),
             .subscribeReject(.init(subscriber: alice, kind: .camera, reason: "no common crypto suite")),
+            .streamState(.init(kind: .screen, state: .still)),
+            .streamState(.init(kind: .camera, state: .moving)),
         ]
         for (index, message) in messages.enumerated() {
             let request = ClientRequest(id: index.isMultiple(of: 2) ? .number(Int64(index)) : nil, message)
@@ -71,6 +73,7 @@ struct ProtocolCodecTests {
     func serverRoundTrip() throws {
         let alice = try Fixture.uid("alice")
         let stream = PublishedStream(uid: try Fixture.uid("alice_sub"), description: Fixture.screen())
+        let still = PublishedStream(uid: try Fixture.uid("alice_sub"), description: Fixture.screen(), state: .still)
         let messages: [ServerMessage] = [
             .joined(
                 .init(
@@ -78,7 +81,7 @@ struct ProtocolCodecTests {
                     uid: alice,
                     role: .publisher,
                     members: [],
-                    streams: [stream],
+                    streams: [stream, still],
                     idleTimeout: 2.5,
                     resume: "x"
                 )
@@ -90,6 +93,8 @@ struct ProtocolCodecTests {
             .memberJoined(.init(member: Member(uid: alice, role: .subscriber))),
             .memberLeft(.init(uid: alice, reason: .timeout)),
             .streamPublished(.init(stream: stream)),
+            .streamPublished(.init(stream: still)),
+            .streamState(.init(uid: alice, kind: .screen, state: .still)),
             .streamUnpublished(.init(uid: alice, kind: .camera)),
             .subscribeRequest(.init(subscriber: alice, kind: .screen, receive: Fixture.receive())),
             .unsubscribed(.init(publisher: alice, kind: .screen, reason: .publisherLeft)),
@@ -120,7 +125,7 @@ struct ProtocolCodecTests {
         #expect(
             signal.payload
                 == .array([
-                    .null, .bool(true), .string("s"), .number(1e30), .number(123456789012345678901),
+                    .null, .bool(true), .string("s"), .number(1e30), .number(123_456_789_012_345_683_968),
                     .object(["a": .array([])]),
                 ])
         )
@@ -145,7 +150,7 @@ struct ProtocolCodecTests {
             (#"{"type":"ping","id":{"a":1}}"#, .invalidField, nil, nil),
             (
                 #"{"type":"dance","id":5}"#, .unknownType, .number(5),
-                #"unknown message type "dance"; expected one of join, leave, publish, unpublish, subscribe, unsubscribe, ping, signal, subscribe-answer, subscribe-reject"#
+                #"unknown message type "dance"; expected one of join, leave, publish, unpublish, subscribe, unsubscribe, ping, signal, subscribe-answer, subscribe-reject, stream-state"#
             ),
             (#"{"type":"join","id":6}"#, .missingField, .number(6), #"join: missing field "version""#),
             // Another version is named before anything else is checked: no role, a bad room.

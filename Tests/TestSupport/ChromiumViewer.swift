@@ -12,6 +12,9 @@ public final class ChromiumViewer {
         public var closeTabAt: Double?
         /// A PNG of tab 1 at the end of the window.
         public var screenshot: String?
+        /// A region of the picture (x, y, width, height in picture pixels) whose mean RGB each
+        /// tab reports at its first frame and at its end (`Tab.regionFirst`, `regionEnd`).
+        public var region: (x: Int, y: Int, width: Int, height: Int)?
         public var deadline: Double?
         /// The base64 SHA-256 of the test server's public key, for https/wss with a self-signed
         /// certificate (`--ignore-certificate-errors-spki-list`: that key only).
@@ -23,7 +26,8 @@ public final class ChromiumViewer {
             closeTabAt: Double? = nil,
             screenshot: String? = nil,
             deadline: Double? = nil,
-            trustSPKI: String? = nil
+            trustSPKI: String? = nil,
+            region: (x: Int, y: Int, width: Int, height: Int)? = nil
         ) {
             self.seconds = seconds
             self.secondTabAt = secondTabAt
@@ -31,6 +35,7 @@ public final class ChromiumViewer {
             self.screenshot = screenshot
             self.deadline = deadline
             self.trustSPKI = trustSPKI
+            self.region = region
         }
     }
 
@@ -60,6 +65,7 @@ public final class ChromiumViewer {
             ("--screenshot", options.screenshot),
             ("--deadline", options.deadline.map { "\($0)" }),
             ("--trust-spki", options.trustSPKI),
+            ("--region", options.region.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }),
         ]
         for case let (option, value?) in optional { arguments += [option, value] }
         process = try BackgroundProcess(python, arguments, directory: directory, name: name, launcher: launcher)
@@ -110,9 +116,15 @@ public struct ChromiumSummary: Decodable, Sendable {
         public struct Frames: Decodable, Sendable {
             /// Frame callbacks over the window.
             public var callbacks: Int
-            /// Gaps over 500 ms while playing.
+            /// Gaps over 500 ms while playing throughout (so never across a `still` state).
             public var freezes: Int
             public var maxGapMs: Double?
+            /// Every gap over 500 ms, whatever the page's state.
+            public var gapsOver500Ms: [Double]?
+            /// The page's own freeze count over the window (it counts none while still).
+            public var pageFreezesInWindow: Int?
+            /// Chromium's getStats `freezeCount` at the end minus at the start of the window.
+            public var statsFreezeCountInWindow: Int?
         }
 
         public struct Audio: Decodable, Sendable {
@@ -129,11 +141,23 @@ public struct ChromiumSummary: Decodable, Sendable {
             /// Callbacks for the frame read last (same RTP time and picture): shown again by
             /// the browser, not repeated by the stream.
             public var shownAgain: Int?
+            /// Reads of the still picture sent again (idle repeats), not counted as frames.
+            public var stillRepeats: Int?
+            /// The frame numbers read, in display order.
+            public var list: [Int]?
         }
 
         public struct State: Decodable, Sendable {
             public var t: Double
             public var state: String
+        }
+
+        /// The selected candidate pair's `currentRoundTripTime`, sampled once a second.
+        public struct RoundTrip: Decodable, Sendable {
+            public var count: Int
+            public var p50: Double?
+            public var p95: Double?
+            public var max: Double?
         }
 
         public struct GlassToGlass: Decodable, Sendable {
@@ -152,13 +176,28 @@ public struct ChromiumSummary: Decodable, Sendable {
         public var windowSeconds: Double
         /// From opening the tab to its first frame.
         public var firstFrameMs: Double?
+        /// From the page starting its media session (the `connecting media` state: offer made,
+        /// subscribe sent) to the first frame shown.
+        public var firstFrameAfterMediaStartMs: Double?
+        /// From the publisher's answer arriving (`subscribed`) to the first frame shown: ICE,
+        /// DTLS and the publisher's key frame.
+        public var firstFrameAfterAnswerMs: Double?
+        /// The last frame number the page had read when the window started (its first frame).
+        public var timecodeAtStart: Int?
+        /// Seconds of the window the page spent in `still`.
+        public var stillSeconds: Double?
+        /// The mean RGB of `Options.region` at the tab's first frame and at its end.
+        public var regionFirst: [Double]?
+        public var regionEnd: [Double]?
         public var playbackQuality: Quality
-        /// The page's states over the window (`playing`, `reconnecting`, …), page time in ms.
+        /// The page's states over the window (`playing`, `still`, `reconnecting`, …), page time in
+        /// ms: the one in force when the window opened, then each change.
         public var states: [State]
         public var frames: Frames
         public var audio: Audio
         public var timecodes: Timecodes
         public var glassToGlassMs: GlassToGlass
+        public var rttMs: RoundTrip?
     }
 
     public var url: String

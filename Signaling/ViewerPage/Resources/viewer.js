@@ -79,9 +79,10 @@
 
   const viewer = (window.viewer = {
     state: "connecting", status: "", room, uid, publisher: pinned, streams: [],
-    framesShown: 0, timecodes: [], glassToGlassMs: [], frameTimes: [], firstFrameMs: null,
+    framesShown: 0, timecodes: [], glassToGlassMs: [], frameTimes: [], rttMs: [], firstFrameMs: null, answeredMs: null,
     width: 0, height: 0, stats: {}, clockOffsetMs: null, events: [], states: [],
-    counts: { frames: 0, timecodes: 0, glassToGlass: 0, misreads: 0, shownAgain: 0 }, // totals, for slicing the lists above
+    // totals, for slicing the lists above; `freezes`: gaps over 500 ms while playing (never while still)
+    counts: { frames: 0, timecodes: 0, glassToGlass: 0, rtt: 0, misreads: 0, shownAgain: 0, stillRepeats: 0, freezes: 0 },
     playbackBase: { totalVideoFrames: 0, droppedVideoFrames: 0, currentTime: 0 }, // from earlier sources
   });
 
@@ -107,6 +108,21 @@
   function keepLast(name, value) {
     viewer[name].push(value);
     if (viewer[name].length > KEEP) viewer[name].shift();
+  }
+
+  // --- A still screen: the publisher stops encoding an unchanged picture and repeats it about
+  // once a second (stream-state, Docs/cadence.md). While its stream is still the page says
+  // "still", not "playing", and a gap between pictures is not a freeze. ---
+
+  let lastStillAt = null; // performance.now() when the played stream was last known still
+  function playedIsStill() {
+    const played = session && viewer.streams.find((s) => s.uid === session.publisher);
+    return Boolean(played && played.state === "still");
+  }
+  function showMotion() {
+    const still = playedIsStill();
+    if (still) lastStillAt = performance.now();
+    if (viewer.state === "playing" || viewer.state === "still") setState(still ? "still" : "playing", session.publisher);
   }
 
   // --- Clock: map performance.now() onto the server's CLOCK_MONOTONIC (GET /clock) ---
@@ -190,6 +206,7 @@
     joined = true; backoffMs = 200; resume = reply.resume;
     viewer.streams = (reply.streams || []).filter((s) => s.kind === "screen");
     log(`joined room ${room} as ${uid}; ${viewer.streams.length} screen share(s)`);
+    if (viewer.streams.some((s) => s.state === "still")) log("a share is still");
     const every = Math.max(1, (reply.idleTimeout || 30) / 3) * 1000;
     pingTimer = setInterval(() => request({ type: "ping" }, every).catch(() => socket === ws && socket.close()), every);
     setState("joined");
@@ -213,7 +230,13 @@
         log(`stream published by ${m.stream.uid}`);
         viewer.streams = viewer.streams.filter((s) => s.uid !== m.stream.uid).concat([m.stream]);
         renderShares();
+        showMotion();
         return ensurePlaying();
+      case "stream-state":
+        if (m.kind !== "screen") return;
+        log(`stream of ${m.uid} is ${m.state}`);
+        viewer.streams = viewer.streams.map((s) => (s.uid === m.uid ? { ...s, state: m.state } : s));
+        return showMotion();
       case "stream-unpublished":
         if (m.kind !== "screen") return;
         log(`stream unpublished by ${m.uid}`);
@@ -334,6 +357,7 @@
       const reply = await request({ type: "subscribe", publisher, kind: "screen", receive: { offer } }, 20000);
       if (me.dead) return;
       me.answered = true;
+      viewer.answeredMs = performance.now();
       log(`subscribed to ${publisher}`);
       await pc.setRemoteDescription({ type: "answer", sdp: reply.sdp });
     } catch (e) {
@@ -387,9 +411,17 @@
     keepLast("frameTimes", Math.round(now * 10) / 10);
     viewer.counts.frames++;
     if (viewer.firstFrameMs === null) { viewer.firstFrameMs = now; log(`first frame ${viewer.width}x${viewer.height}`); }
-    if (lastFrameAt !== null && now - lastFrameAt > 500) log(`no frame for ${Math.round(now - lastFrameAt)} ms`);
+    const still = playedIsStill();
+    if (still) lastStillAt = now;
+    // A freeze: no frame for 500 ms while playing; a gap the stream was still in is its pace.
+    const gapWasStill = lastStillAt !== null && lastFrameAt !== null && lastStillAt >= lastFrameAt;
+    if (lastFrameAt !== null && now - lastFrameAt > 500 && viewer.state === "playing" && !gapWasStill) {
+      viewer.counts.freezes++;
+      log(`no frame for ${Math.round(now - lastFrameAt)} ms`);
+    }
     lastFrameAt = now;
-    if (session && !session.dead && video.srcObject === session.stream && session.frames++ === 0) setState("playing", session.publisher);
+    if (session && !session.dead && video.srcObject === session.stream && session.frames++ === 0)
+      setState(still ? "still" : "playing", session.publisher);
     const w = viewer.width, edge = blockSize(w);
     if (!w || edge > viewer.height) return;
     if (band.width !== w || band.height !== edge) { band.width = w; band.height = edge; }
@@ -397,7 +429,11 @@
     const pixels = bandContext.getImageData(0, 0, w, edge).data;
     // Blocks drawn at this width, or (the picture scaled since) about width/80 apart.
     const code = decodeTimecode(pixels, w, edge, w, edge) || (w / 80 !== edge && decodeTimecode(pixels, w, edge, w, w / 80));
-    if (!code || !readsThisFrame(meta, code)) return;
+    if (!code) return;
+    // The still picture sent again (an idle repeat: new RTP time, same painted frame) is neither
+    // a new frame of the stream nor a misread.
+    if (still && code.frame === lastRead.frame) return void viewer.counts.stillRepeats++;
+    if (!readsThisFrame(meta, code)) return;
     // A callback for the frame read last (same RTP time, same picture) is that frame shown
     // again, not a new one of the stream: counted apart, not as a repeat.
     if (meta.rtpTimestamp !== undefined && meta.rtpTimestamp === lastRead.rtp && code.frame === lastRead.frame) {
@@ -465,6 +501,7 @@
         else if (r.type === "candidate-pair" && r.nominated && r.state === "succeeded" && !pair) pair = r;
       });
       s.rttMs = pair && pair.currentRoundTripTime !== undefined ? Math.round(pair.currentRoundTripTime * 10000) / 10 : null;
+      if (s.rttMs !== null) (keepLast("rttMs", s.rttMs), viewer.counts.rtt++);
       const now = performance.now(), bytes = (s.videoBytes || 0) + (s.audioBytes || 0);
       if (previous && previous.session === session && now > previous.at)
         s.kbps = Math.round((8 * (bytes - previous.bytes)) / (now - previous.at));
@@ -477,9 +514,10 @@
     Object.assign(s, { g2gP50: percentile(g2g, 50), g2gP95: percentile(g2g, 95) });
     viewer.stats = s;
     const show = (v, unit = "") => (v === null || v === undefined ? "–" : `${v}${unit}`);
+    const pace = viewer.state === "still" ? "still" : show(s.fps, " fps");
     $("overlay").textContent = [
-      `${s.width}×${s.height}  ${show(s.fps, " fps")}  ${show(s.kbps, " kbit/s")}`,
-      `rtt ${show(s.rttMs, " ms")}  loss ${show(s.packetsLost)} (${show(s.lossPercent, " %")})  freezes ${show(s.freezes)}`,
+      `${s.width}×${s.height}  ${pace}  ${show(s.kbps, " kbit/s")}`,
+      `rtt ${show(s.rttMs, " ms")}  loss ${show(s.packetsLost)} (${show(s.lossPercent, " %")})  freezes ${viewer.counts.freezes}`,
       `glass-to-glass p50 ${show(s.g2gP50, " ms")}  p95 ${show(s.g2gP95, " ms")}  frame #${show(s.lastTimecode)}`,
     ].join("\n");
   }

@@ -50,6 +50,8 @@ struct RoomPresence {
                 delay = min(delay * 2, .seconds(10))
             }
         }
+        let stillness = Task { [self] in await tellStillness(client: client) }
+        defer { stillness.cancel() }
         // When a held-back key-frame request was last logged: at most one line a second.
         var lastHeldBackLog: UInt64?
         for await event in client.events {
@@ -95,6 +97,46 @@ struct RoomPresence {
             "key-frame request from \(signal.from) merged into the next key frame (at most one per "
                 + "\(interval / 1_000_000) ms); \(coalesced) coalesced so far"
         )
+    }
+
+    /// Tells the room when the screen goes still and when it moves again (`stream-state`,
+    /// Docs/cadence.md): the media thread's `stillChanges` wakes this at each change of the
+    /// cadence, so a viewer hears of a still screen before its first idle second looks like a
+    /// freeze. Started once in the room, so nothing is said outside one; converging counts as
+    /// moving. After a reconnect the client library says a still state again by itself.
+    ///
+    /// `still` is said once the cadence stayed still for ``stillDwell``: a moving screen's grab
+    /// that caught no new paint makes the cadence still for a picture or two (measured: 26–83 ms,
+    /// several times a second), which would be a line to every member each time and a page
+    /// flickering between `still` and `playing`. `moving` is said at once.
+    private func tellStillness(client: SignalingClient) async {
+        var said = StreamState.moving
+        for await still in control.media.stillChanges {
+            let state: StreamState = still ? .still : .moving
+            guard state != said else { continue }
+            if state == .still {
+                // One timer per transition; the change that ends a short still waits in the stream.
+                try? await Task.sleep(for: Self.stillDwell)
+                guard control.media.isStill else { continue }
+            }
+            said = state
+            await tell(state, client: client)
+        }
+    }
+
+    /// How long the cadence must stay still before the room is told: well inside the first idle
+    /// second (a player counts a freeze after 500 ms), longer than a moving screen's blips.
+    static let stillDwell = Duration.milliseconds(100)
+
+    /// One `stream-state`. A failure (a dropped connection) is not retried here: the client
+    /// library keeps the state and says `still` again after the rejoin, and a rejoined stream
+    /// starts moving anyway.
+    private func tell(_ state: StreamState, client: SignalingClient) async {
+        do {
+            try await client.setStreamState(.screen, state)
+        } catch {
+            logger.debug("stream-state not sent", metadata: ["state": "\(state.rawValue)", "error": "\(error)"])
+        }
     }
 
     private func answer(_ request: ServerMessage.SubscribeRequest, client: SignalingClient) async {
