@@ -16,7 +16,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var refreshes = 0
     public var idleRepeats = 0
     /// The QP x264 gave the last picture it encoded, and the sum over all (the mean is
-    /// `quantizerSum / framesOut`).
+    /// `quantizerSum / framesOut`). Under VBV pressure x264 goes past H.264's 51 (up to 69 at
+    /// 8 bits), dropping coefficients: such a QP says the bitrate cannot carry the pictures.
     public var lastQuantizer: Int?
     public var quantizerSum = 0
     /// Frames skipped because the host fell behind (the encoder slower than the source, or a

@@ -31,14 +31,14 @@ extension PublishEndToEndTests {
         try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
         let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
         // 1080p: the synthetic screen at 720p compresses below 3 Mbit/s whatever the target, and
-        // the encoder, not the controller, would be the limit. A key frame only when asked, as
-        // WebRTC senders do (a periodic 1080p IDR is a burst no bottleneck queue likes).
+        // the encoder, not the controller, would be the limit. No preview: the only receiver asks
+        // for its key frames, so none leaves on a timer (Docs/cadence.md).
         let publish = try BackgroundProcess(
             try builtProgram("rtc-publish"),
             [
                 "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
                 "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--size", "1920x1080", "--duration", "72",
-                "--video-bitrate", "1500", "--max-video-bitrate", "4000", "--keyint", "1800", "--stats-json",
+                "--video-bitrate", "1500", "--max-video-bitrate", "4000", "--stats-json",
                 "stats.jsonl",
             ],
             directory: directory,

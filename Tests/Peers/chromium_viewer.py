@@ -106,6 +106,13 @@ def parse_arguments():
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True, help="the viewer page, http://127.0.0.1:PORT/rooms/ROOM[?…]")
     parser.add_argument("--seconds", type=float, required=True, help="measuring window, from the first frame")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0,
+        metavar="S",
+        help="start the window S s after the first frame (a link's estimate settling first)",
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created)")
     parser.add_argument("--second-tab-at", type=float, metavar="S", help="open a second tab S s into the window")
     parser.add_argument("--close-tab-at", type=float, metavar="S", help="close the second tab S s into the window")
@@ -133,6 +140,8 @@ def parse_arguments():
         bad(f"--url '{args.url}' is not an http(s) address")
     if args.seconds <= 0:
         bad("--seconds must be positive")
+    if args.warmup < 0:
+        bad("--warmup must not be negative")
     for option, value in (("--second-tab-at", args.second_tab_at), ("--close-tab-at", args.close_tab_at)):
         if value is not None and not 0 <= value <= args.seconds:
             bad(f"{option} must be within 0..--seconds")
@@ -146,7 +155,7 @@ def parse_arguments():
         if args.region is None or len(args.region) != 4 or min(args.region) < 0 or 0 in args.region[2:]:
             bad("--region must be X,Y,W,H: four integers, width and height positive")
     if args.deadline is None:
-        args.deadline = CHROMIUM_START_TIMEOUT + 2 * (DOM_TIMEOUT + FIRST_FRAME_TIMEOUT) + args.seconds + 30
+        args.deadline = CHROMIUM_START_TIMEOUT + 2 * (DOM_TIMEOUT + FIRST_FRAME_TIMEOUT) + args.warmup + args.seconds + 30
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as error:
@@ -518,6 +527,9 @@ async def run(args, browser, summary):
     await tabs[0].open(args.url)
     await tabs[0].wait_first_frame(time.monotonic() + FIRST_FRAME_TIMEOUT)
     tabs[0].start = tabs[0].first
+    if args.warmup > 0:
+        await asyncio.sleep(args.warmup)
+        tabs[0].start = await tabs[0].evaluate(LIGHT)
     tabs[0].region_first = await tabs[0].region(args.region)
     window_start = time.monotonic()
     print(

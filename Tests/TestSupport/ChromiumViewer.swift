@@ -5,8 +5,10 @@ import Foundation
 /// or two tabs, and DIR/summary.json with what each tab's `<video>` showed.
 public final class ChromiumViewer {
     public struct Options: Sendable {
-        /// The measuring window, from tab 1's first frame.
+        /// The measuring window, from tab 1's first frame (after `warmup`).
         public var seconds: Double
+        /// Seconds after tab 1's first frame before the window starts.
+        public var warmup: Double
         /// Open a second tab this far into the window, and close it at `closeTabAt`.
         public var secondTabAt: Double?
         public var closeTabAt: Double?
@@ -22,6 +24,7 @@ public final class ChromiumViewer {
 
         public init(
             seconds: Double,
+            warmup: Double = 0,
             secondTabAt: Double? = nil,
             closeTabAt: Double? = nil,
             screenshot: String? = nil,
@@ -30,6 +33,7 @@ public final class ChromiumViewer {
             region: (x: Int, y: Int, width: Int, height: Int)? = nil
         ) {
             self.seconds = seconds
+            self.warmup = warmup
             self.secondTabAt = secondTabAt
             self.closeTabAt = closeTabAt
             self.screenshot = screenshot
@@ -60,6 +64,7 @@ public final class ChromiumViewer {
             "\(options.seconds)", "--out", outputDirectory,
         ]
         let optional: [(String, String?)] = [
+            ("--warmup", options.warmup > 0 ? "\(options.warmup)" : nil),
             ("--second-tab-at", options.secondTabAt.map { "\($0)" }),
             ("--close-tab-at", options.closeTabAt.map { "\($0)" }),
             ("--screenshot", options.screenshot),

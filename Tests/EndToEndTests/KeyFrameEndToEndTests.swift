@@ -1,0 +1,148 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Key frames only when asked (Docs/cadence.md), behind a slow link. In a namespace the test
+/// makes, `Tests/Peers/bottleneck.py` holds what leaves the publisher's ICE ports to 1 Mbit/s
+/// with a 400 ms queue (50,000 bytes), and headless Chromium watches the room page through it.
+/// The publisher runs as a user starts it, with its preview on: the preview cannot ask for key
+/// frames, so it gets intra-refresh waves, which must not cost the browser a freeze the way a
+/// periodic IDR did (2–3 freezes in 15 s and a round trip up to 391 ms before).
+extension PublishEndToEndTests {
+    @Test func aBrowserBehindA1MbitLinkSeesNoFreezeWithoutPeriodicKeyFrames() throws {
+        let namespace = try NetworkNamespace(purpose: "keyframes")
+        try namespace.setEphemeralPorts(50000...60999)
+        let directory = try TemporaryDirectory()
+        let summaryPath = directory.path + "/bottleneck.json"
+        let shaper = try BackgroundProcess(
+            "/usr/bin/python3",
+            [
+                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
+                "--schedule", "0:1000", "--queue-bytes", "50000", "--match", "udp sport 40000-40999",
+                "--duration", "30", "--start-on-traffic", "--out", summaryPath,
+            ],
+            directory: directory,
+            name: "bottleneck"
+        )
+        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
+        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)",
+                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--duration", "32",
+                "--stats-json", "stats.jsonl",
+            ],
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
+        let browser = try ChromiumViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            // 15 s from the first frame, after the estimate has found the link (the first 8 s).
+            options: .init(seconds: 15, warmup: 8, deadline: 60),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
+        signal.interrupt()
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
+
+        // No IDR but the first and those asked for (the join, maybe a PLI); the preview got
+        // its refresh as waves, one per 2 s of the 32 s.
+        #expect(totals.keyFrames <= 3, "key frames: \(totals.keyFrames)")
+        #expect(totals.refreshWaves >= 10, "refresh waves: \(totals.refreshWaves)")
+        // Chromium's own count (getStats freezeCount) and the page's (no frame for 500 ms).
+        #expect(tab.frames.statsFreezeCountInWindow == 0, "\(tab.frames)")
+        #expect(tab.frames.freezes == 0, "\(tab.frames)")
+        let rtt = try #require(tab.rttMs?.max, "no round trip in \(String(describing: tab.rttMs))")
+        #expect(rtt <= 250, "round trip \(String(describing: tab.rttMs))")
+        #expect(tab.timecodes.inOrder && tab.timecodes.backwards == 0, "\(tab.timecodes)")
+        print(
+            "1 Mbit/s link: \(totals.keyFrames) key frames, \(totals.refreshWaves) waves; viewer "
+                + "\(tab.playbackQuality.framesInWindow) frames in \(tab.windowSeconds) s, freezes "
+                + "\(tab.frames.freezes) (getStats \(tab.frames.statsFreezeCountInWindow ?? -1)), max gap "
+                + "\(tab.frames.maxGapMs ?? -1) ms, rtt p50 \(tab.rttMs?.p50 ?? -1) max \(rtt) ms"
+        )
+    }
+}
+
+/// `--content-hint` behind a 300 kbit/s link (Docs/cadence.md): the same moving 1280x720 screen
+/// to headless Chromium on the room page, once with `detail` and once with `motion`.
+extension PublishEndToEndTests {
+    struct HintRun {
+        var totals: PublisherTotals
+        var tab: ChromiumSummary.Tab
+    }
+
+    func publishBehind300Kbit(hint: String) throws -> HintRun {
+        let namespace = try NetworkNamespace(purpose: "hint-\(hint)")
+        try namespace.setEphemeralPorts(50000...60999)
+        let directory = try TemporaryDirectory()
+        let shaper = try BackgroundProcess(
+            "/usr/bin/python3",
+            [
+                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
+                "--schedule", "0:300", "--match", "udp sport 40000-40999", "--duration", "30", "--start-on-traffic",
+            ],
+            directory: directory,
+            name: "bottleneck"
+        )
+        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
+        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
+                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--duration", "30",
+                "--content-hint", hint, "--stats-json", "stats.jsonl",
+            ],
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
+        let browser = try ChromiumViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 12, warmup: 10, deadline: 60),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
+        #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
+        signal.interrupt()
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        return HintRun(totals: try PublisherTotals(statsFile: directory.path + "/stats.jsonl"), tab: tab)
+    }
+
+    @Test func detailKeepsTheResolutionAndLowersTheFrameRateBehindA300KbitLink() throws {
+        let detail = try publishBehind300Kbit(hint: "detail")
+        let motion = try publishBehind300Kbit(hint: "motion")
+        func line(_ name: String, _ run: HintRun) -> String {
+            "\(name): \(run.tab.width)x\(run.tab.height) at \(run.tab.playbackQuality.fps ?? -1) fps, mean QP "
+                + "\(String(format: "%.1f", run.totals.meanQuantizer)), \(run.totals.framesGoverned) held back, "
+                + "held to \(run.totals.governedFrameRate ?? 30) fps"
+        }
+        print("300 kbit/s link: \(line("detail", detail)); \(line("motion", motion))")
+        // Both keep 1280x720 (the publisher never scales); detail gives up pictures instead of QP.
+        #expect(detail.tab.width == 1280 && detail.tab.height == 720, "\(line("detail", detail))")
+        #expect(motion.tab.width == 1280 && motion.tab.height == 720, "\(line("motion", motion))")
+        #expect(detail.totals.framesGoverned > 0 && motion.totals.framesGoverned == 0)
+        let detailFPS = try #require(detail.tab.playbackQuality.fps)
+        let motionFPS = try #require(motion.tab.playbackQuality.fps)
+        #expect(detailFPS <= 15 && detailFPS < motionFPS / 1.5, "\(line("detail", detail)); \(line("motion", motion))")
+        #expect(
+            detail.totals.meanQuantizer + 4 <= motion.totals.meanQuantizer,
+            "\(line("detail", detail)); \(line("motion", motion))"
+        )
+        // Each still reads in order: the timecode survives either way.
+        #expect(detail.tab.timecodes.backwards == 0 && motion.tab.timecodes.backwards == 0)
+    }
+}
