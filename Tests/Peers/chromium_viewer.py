@@ -155,7 +155,8 @@ def parse_arguments():
         if args.region is None or len(args.region) != 4 or min(args.region) < 0 or 0 in args.region[2:]:
             bad("--region must be X,Y,W,H: four integers, width and height positive")
     if args.deadline is None:
-        args.deadline = CHROMIUM_START_TIMEOUT + 2 * (DOM_TIMEOUT + FIRST_FRAME_TIMEOUT) + args.warmup + args.seconds + 30
+        waits = CHROMIUM_START_TIMEOUT + 2 * (DOM_TIMEOUT + FIRST_FRAME_TIMEOUT)
+        args.deadline = waits + args.warmup + args.seconds + 30
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as error:
