@@ -53,9 +53,9 @@ extension PublishEndToEndTests {
         let tab = try #require(summary.tabs.first, "\(browser.output)")
         let totals = try PublisherTotals(statsFile: directory.path + "/stats.jsonl")
 
-        // No IDR but the first and those asked for (the join, maybe a PLI); the preview got
-        // its refresh as waves, one per 2 s of the 32 s.
-        #expect(totals.keyFrames <= 3, "key frames: \(totals.keyFrames)")
+        // No IDR but the first and those asked for (the join, Chromium's own PLIs: 3–4 measured;
+        // an IDR every 2 s would make 16); the preview got its refresh as waves, one per 2 s.
+        #expect(totals.keyFrames <= 6, "key frames: \(totals.keyFrames)")
         #expect(totals.refreshWaves >= 10, "refresh waves: \(totals.refreshWaves)")
         // Chromium's own count (getStats freezeCount) and the page's (no frame for 500 ms).
         #expect(tab.frames.statsFreezeCountInWindow == 0, "\(tab.frames)")
