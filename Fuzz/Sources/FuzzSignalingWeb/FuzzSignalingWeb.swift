@@ -70,6 +70,13 @@ enum KnownFindings {
     /// (`/`, `404`). Found 2026-11-28 after 39,420 runs (seed `http-absolute-form-query-slash`);
     /// `true` until the server ends the authority at `?` too.
     static let absoluteFormAuthorityEndsOnlyAtSlash = false
+    /// A client's close frame with 1012, 1013 or 1014 (registered in IANA's WebSocket Close Code
+    /// Number Registry: Service Restart, Try Again Later, Bad Gateway) fails the connection with
+    /// 1002, as if the code were unassigned: `WebSocketLineAdapter.isSendableCloseCode` takes
+    /// 1007...1011 only, though its comment excludes only 1004-1006 and 1015. Found 2026-11-29
+    /// after 95,145 runs (seed `ws-close-1014-not-utf8-reason`); `true` until the server takes
+    /// 1007...1014.
+    static let registeredCloseCodesRefused = true
 }
 
 /// Runs `body` on the concurrency pool and blocks this (libFuzzer's) thread until it returns.

@@ -367,6 +367,7 @@ struct Model {
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
         if !KnownFindings.closeFrameUnchecked {
             guard WebSocketInput.sendable(code) else { return close(1002) }
+            if KnownFindings.registeredCloseCodesRefused, (1012...1014).contains(code) { return close(1002) }
             guard isUTF8(payload[2...]) else { return close(1007) }
         }
         close(code)
