@@ -120,11 +120,12 @@ final class WebSocketLineAdapter: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelRead(wrapInboundOut(data))
     }
 
-    /// The codes a close frame may carry (§7.4.1, §7.4.2): the defined ones but 1004 (reserved),
-    /// 1005, 1006 and 1015 (never sent), and the ranges for libraries and applications.
+    /// The codes a close frame may carry (§7.4.1, §7.4.2, and IANA's registry, which added 1012
+    /// Service Restart, 1013 Try Again Later and 1014 Bad Gateway): the defined ones but 1004
+    /// (reserved), 1005, 1006 and 1015 (never sent), and the ranges for libraries and applications.
     static func isSendableCloseCode(_ code: UInt16) -> Bool {
         switch code {
-        case 1000...1003, 1007...1011, 3000...4999: true
+        case 1000...1003, 1007...1014, 3000...4999: true
         default: false
         }
     }

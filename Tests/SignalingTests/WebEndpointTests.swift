@@ -217,6 +217,25 @@ struct WebEndpointTests {
         }
     }
 
+    @Test(
+        "a client's close is echoed with its code when the code may be sent, else refused with 1002",
+        arguments: [
+            (UInt16(1000), UInt16(1000)), (1001, 1001), (1011, 1011), (1012, 1012), (1013, 1013), (1014, 1014),
+            (3000, 3000), (4999, 4999), (1004, 1002), (1006, 1002), (1015, 1002), (2999, 1002), (5000, 1002),
+        ]
+    )
+    func closeCodes(_ sent: UInt16, _ answered: UInt16) async throws {
+        try await withServer { server in
+            let close = try await offPool { () -> RawWebClient.Frame? in
+                let client = try RawWebClient(port: server.port)
+                _ = try client.upgrade()
+                try client.send(opcode: 8, [UInt8(sent >> 8), UInt8(sent & 0xFF)] + Array("bye".utf8))
+                return try client.readFrame()
+            }
+            #expect(close?.opcode == 8 && close?.closeCode == answered, "\(sent): \(String(describing: close))")
+        }
+    }
+
     @Test("a WebSocket subscriber and a TCP publisher are members of the same room")
     func webSocketAndTCPMeet() async throws {
         try await withServer { server in

@@ -76,7 +76,7 @@ enum KnownFindings {
     /// 1007...1011 only, though its comment excludes only 1004-1006 and 1015. Found 2026-11-29
     /// after 95,145 runs (seed `ws-close-1014-not-utf8-reason`); `true` until the server takes
     /// 1007...1014.
-    static let registeredCloseCodesRefused = true
+    static let registeredCloseCodesRefused = false
 }
 
 /// Runs `body` on the concurrency pool and blocks this (libFuzzer's) thread until it returns.
