@@ -87,6 +87,11 @@ public final class FeedbackTestReceiver {
     private var lastReport: UInt64 = 0
     private var expectedAtLastReport = 0
     private var receivedAtLastReport = 0
+    /// Packets that arrived on the media stream itself. An RTX repair arrives on its own SSRC
+    /// (RFC 4588 §4), so it does not count as received in the media stream's report: the
+    /// fraction lost is the loss before repair, as libwebrtc reports it (it leaves recovered
+    /// packets out of the receive statistics).
+    private var receivedOnMediaStream = 0
     private var jitter = 0.0
     private var lastTransit: Double?
     private var firSequenceNumber: UInt8 = 0
@@ -205,6 +210,7 @@ public final class FeedbackTestReceiver {
             return
         }
         let arrival = Self.now()
+        var repaired = false
         if let rtx = configuration.rtxPayloadType, packet.header.payloadType == rtx {
             guard let ssrc = mediaSSRC,
                 let original = try? RTPRetransmission.original(
@@ -216,15 +222,16 @@ public final class FeedbackTestReceiver {
             else { return }
             report.rtxPackets += 1
             packet = restored
+            repaired = true
         } else {
             guard packet.header.payloadType == configuration.videoPayloadType else { return }
             mediaSSRC = packet.header.ssrc
             updateJitter(timestamp: packet.header.timestamp, arrival: arrival)
         }
-        accept(packet, now: arrival)
+        accept(packet, repaired: repaired, now: arrival)
     }
 
-    private func accept(_ packet: RTPPacket, now: UInt64) {
+    private func accept(_ packet: RTPPacket, repaired: Bool, now: UInt64) {
         report.packets += 1
         let number = extend(packet.header.sequenceNumber)
         guard !seen.contains(number), number >= (nextToDeliver ?? number) else {
@@ -232,6 +239,7 @@ public final class FeedbackTestReceiver {
             return
         }
         seen.insert(number)
+        if !repaired { receivedOnMediaStream += 1 }
         if gaps.removeValue(forKey: number) != nil { report.recovered += 1 }
         if let highest, number > highest + 1 {
             for missing in (highest + 1)..<number {
@@ -329,7 +337,7 @@ public final class FeedbackTestReceiver {
             return RTCPReceiverReport(ssrc: configuration.ssrc)
         }
         let expected = highest - first + 1
-        let received = seen.count
+        let received = receivedOnMediaStream
         let expectedInterval = expected - expectedAtLastReport
         let lostInterval = expectedInterval - (received - receivedAtLastReport)
         expectedAtLastReport = expected
