@@ -51,17 +51,11 @@ struct AnswerWriter {
 
     private func video(
         _ section: WebRTCOffer.MediaSection,
-        _ choice: CodecChoice.H264,
+        _ choice: CodecChoice.Video,
         tagged: Bool
     ) -> MediaDescription {
         guard let ours = configuration.video, let negotiated = plan.video else { return rejected(section) }
-        var formats = [
-            SDPRTPFormat(
-                payloadType: choice.payloadType,
-                rtpmap: SDPRTPMap(encodingName: "H264", clockRate: 90_000),
-                parameters: choice.formatParameters
-            )
-        ]
+        var formats = [choice.format]
         var ssrcs = [negotiated.ssrc]
         var groups: [SDPSSRCGroup] = []
         if let rtxPayloadType = negotiated.retransmissionPayloadType, let rtxSSRC = negotiated.retransmissionSSRC {

@@ -22,6 +22,93 @@ enum CodecChoice {
         }
     }
 
+    /// The format a viewer gets: H.264 with its profile, or VP8 or VP9 under the offered payload
+    /// type.
+    enum Video: Equatable {
+        case h264(H264)
+        case vp8(payloadType: UInt8)
+        case vp9(payloadType: UInt8)
+
+        var codec: VideoCodec {
+            switch self {
+            case .h264: .h264
+            case .vp8: .vp8
+            case .vp9: .vp9
+            }
+        }
+
+        var payloadType: UInt8 {
+            switch self {
+            case .h264(let choice): choice.payloadType
+            case .vp8(let payloadType), .vp9(let payloadType): payloadType
+            }
+        }
+
+        /// The answer's format line: the offered payload type, our rtpmap, our `a=fmtp`.
+        var format: SDPRTPFormat {
+            switch self {
+            case .h264(let choice):
+                SDPRTPFormat(
+                    payloadType: choice.payloadType,
+                    rtpmap: SDPRTPMap(encodingName: "H264", clockRate: 90_000),
+                    parameters: choice.formatParameters
+                )
+            case .vp8(let payloadType):
+                SDPRTPFormat(payloadType: payloadType, rtpmap: SDPRTPMap(encodingName: "VP8", clockRate: 90_000))
+            case .vp9(let payloadType):
+                // RFC 9628 §6: profile 0 (8-bit 4:2:0), the one our encoder makes.
+                SDPRTPFormat(
+                    payloadType: payloadType,
+                    rtpmap: SDPRTPMap(encodingName: "VP9", clockRate: 90_000),
+                    parameters: [SDPFormatParameter(name: "profile-id", value: "0")]
+                )
+            }
+        }
+    }
+
+    /// The first of `codecs` (our preference, `--codecs`) that the section offers in a form we
+    /// send: H.264 as `h264(in:sending:)` accepts it, VP8, or VP9 profile 0 (a missing
+    /// `profile-id` means 0, RFC 9628 §6). Among formats of one codec the offer's order decides.
+    /// Refused: why H.264 did not fit when H.264 is all we send; else every codec we send and
+    /// every one it offers.
+    static func video(
+        in section: WebRTCOffer.MediaSection,
+        preferring codecs: [VideoCodec],
+        sending stream: H264ProfileLevelID
+    ) -> Result<Video, WebRTCAnswer.Refusal> {
+        var h264Refusal: WebRTCAnswer.Refusal?
+        for codec in codecs {
+            switch codec {
+            case .h264:
+                switch h264(in: section, sending: stream) {
+                case .success(let choice): return .success(.h264(choice))
+                case .failure(let refusal): h264Refusal = refusal
+                }
+            case .vp8:
+                if let format = section.media.formats.first(where: { VideoCodec.vp8.matches($0) }) {
+                    return .success(.vp8(payloadType: format.payloadType))
+                }
+            case .vp9:
+                if let format = section.media.formats.first(where: {
+                    VideoCodec.vp9.matches($0) && ($0.parameter("profile-id") ?? "0") == "0"
+                }) {
+                    return .success(.vp9(payloadType: format.payloadType))
+                }
+            }
+        }
+        if codecs == [.h264], let h264Refusal { return .failure(h264Refusal) }
+        let ours = codecs.map(\.encodingName).joined(separator: ", ")
+        let profileNote =
+            h264Refusal?.code == .h264ProfileMismatch ? "; H.264 is offered, but \(h264Refusal?.reason ?? "")" : ""
+        return .failure(
+            WebRTCAnswer.Refusal(
+                code: .noCommonVideoCodec,
+                reason: "the offer has no video codec we send (we send \(ours); its \(section.label) offers "
+                    + "\(offeredCodecs(section.media)))\(profileNote)"
+            )
+        )
+    }
+
     /// The first H.264 format, in the offer's order (the offerer's preference, RFC 3264 §5.1),
     /// with packetization-mode=1 (RFC 6184 §6.3: STAP-A and FU-A, which our payloader sends) and
     /// a profile-level-id that accepts `stream` (`H264ProfileLevelID.accepts`). A missing
@@ -118,5 +205,20 @@ extension WebRTCOffer.MediaSection {
     var label: String {
         let name = Excerpt.of(kind.rawValue, limit: 16)
         return mid.map { "\(name) m-section (mid \(Excerpt.of($0, limit: 16)))" } ?? "\(name) m-section (line \(line))"
+    }
+}
+
+extension WebRTCOffer {
+    /// The codec a viewer with this offer gets: the first of `codecs` that its first video
+    /// section offers in a form we send (as the answer decides it), or nil when none. A
+    /// publisher that sends each codec on its own stream asks this first, then answers with
+    /// that codec's stream.
+    public func videoCodec(preferring codecs: [VideoCodec], sending stream: H264ProfileLevelID) -> VideoCodec? {
+        for section in sections where section.kind == .video {
+            if case .success(let choice) = CodecChoice.video(in: section, preferring: codecs, sending: stream) {
+                return choice.codec
+            }
+        }
+        return nil
     }
 }

@@ -21,6 +21,9 @@ enum ConfigurationCheck {
         var ssrcs: [UInt32] = []
         if let video = configuration.video {
             ids.append(video.trackID)
+            guard !video.codecs.isEmpty, Set(video.codecs).count == video.codecs.count else {
+                throw invalid("the video codecs must be one or more distinct codecs")
+            }
             ssrcs.append(video.ssrc)
             if let rtx = video.retransmissionSSRC { ssrcs.append(rtx) }
         }

@@ -33,6 +33,8 @@ public struct JSEPError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let noH264 = Code("no_h264")
         /// H.264 with packetization-mode=1 is offered, but no profile our stream satisfies.
         public static let h264ProfileMismatch = Code("h264_profile_mismatch")
+        /// The offer's video section has none of the codecs we send (`--codecs`).
+        public static let noCommonVideoCodec = Code("no_common_video_codec")
         /// We send audio, and the offer has no audio m-section that can receive it.
         public static let noAudio = Code("no_audio")
         /// The audio m-section offers no opus/48000/2.

@@ -3,7 +3,7 @@ import SDP
 /// Which m-section carries which medium, and why the others are rejected.
 struct SectionPlan {
     enum Decision {
-        case video(CodecChoice.H264)
+        case video(CodecChoice.Video)
         case audio(payloadType: UInt8)
         /// An audio section when we send no audio: answered in the bundle with `a=inactive`
         /// (RFC 8829 §5.3.1 allows either) rather than rejected, since some peers (aiortc)
@@ -132,10 +132,10 @@ struct SectionPlan {
         _ section: WebRTCOffer.MediaSection,
         bundle: MediaGroup,
         ours: WebRTCAnswer.Configuration.Video
-    ) -> Result<(CodecChoice.H264, WebRTCAnswer.Video), WebRTCAnswer.Refusal> {
+    ) -> Result<(CodecChoice.Video, WebRTCAnswer.Video), WebRTCAnswer.Refusal> {
         if let refusal = transportRefusal(section, bundle: bundle, missing: .noVideo) { return .failure(refusal) }
-        let choice: CodecChoice.H264
-        switch CodecChoice.h264(in: section, sending: ours.profileLevelID) {
+        let choice: CodecChoice.Video
+        switch CodecChoice.video(in: section, preferring: ours.codecs, sending: ours.profileLevelID) {
         case .success(let chosen): choice = chosen
         case .failure(let refusal): return .failure(refusal)
         }
@@ -146,10 +146,11 @@ struct SectionPlan {
                 choice,
                 WebRTCAnswer.Video(
                     mid: section.mid ?? "",
+                    codec: choice.codec,
                     payloadType: choice.payloadType,
                     retransmissionPayloadType: rtx,
-                    offeredProfileLevelID: choice.offered,
-                    answeredProfileLevelID: choice.answered,
+                    offeredProfileLevelID: { if case .h264(let h264) = choice { h264.offered } else { nil } }(),
+                    answeredProfileLevelID: { if case .h264(let h264) = choice { h264.answered } else { nil } }(),
                     feedback: Set(
                         RTCPFeedbackKind.answer(
                             offeredIn: section.media,

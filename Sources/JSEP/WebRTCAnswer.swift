@@ -78,6 +78,11 @@ public struct WebRTCAnswer: Sendable {
             public var trackID: String
             /// What the encoder produces; decides which offered H.264 formats fit.
             public var profileLevelID: H264ProfileLevelID
+            /// The codecs we can send, most preferred first (`--codecs`): the viewer gets the
+            /// first its offer has. `ssrc` and `retransmissionSSRC` are that codec's stream's, so
+            /// a caller that sends each codec on its own stream chooses first
+            /// (`WebRTCOffer.videoCodec(preferring:sending:)`) and answers with that one.
+            public var codecs: [VideoCodec]
             /// Feedback our sender acts on; the answer lists the offered subset (transport-cc
             /// only with the transport-wide sequence number extension agreed).
             public var feedback: Set<RTCPFeedbackKind>
@@ -87,8 +92,10 @@ public struct WebRTCAnswer: Sendable {
                 retransmissionSSRC: UInt32? = nil,
                 trackID: String,
                 profileLevelID: H264ProfileLevelID = .constrainedBaseline31,
+                codecs: [VideoCodec] = [.h264],
                 feedback: Set<RTCPFeedbackKind> = Set(RTCPFeedbackKind.allCases)
             ) {
+                self.codecs = codecs
                 self.ssrc = ssrc
                 self.retransmissionSSRC = retransmissionSSRC
                 self.trackID = trackID
@@ -125,13 +132,16 @@ public struct WebRTCAnswer: Sendable {
     /// The negotiated video stream.
     public struct Video: Sendable, Equatable {
         public var mid: String
+        /// The codec the viewer gets: the first of `Configuration.Video.codecs` it offered.
+        public var codec: VideoCodec
         public var payloadType: UInt8
         /// The offer's RTX payload type for `payloadType` (its `apt`), when we send RTX and the
         /// offer has one.
         public var retransmissionPayloadType: UInt8?
-        /// What the offer said for `payloadType`, and what we answered (its profile, our level).
-        public var offeredProfileLevelID: H264ProfileLevelID
-        public var answeredProfileLevelID: H264ProfileLevelID
+        /// For H.264, what the offer said for `payloadType` and what we answered (its profile,
+        /// our level); nil for VP8 and VP9.
+        public var offeredProfileLevelID: H264ProfileLevelID?
+        public var answeredProfileLevelID: H264ProfileLevelID?
         public var feedback: Set<RTCPFeedbackKind>
         /// RFC 5506: the offerer accepts reduced-size RTCP on this section.
         public var rtcpReducedSize: Bool

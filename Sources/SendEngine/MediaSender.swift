@@ -34,7 +34,9 @@ public final class MediaSender {
     }
 
     public let configuration: Configuration
-    public private(set) var destinations: [Destination] = []
+    public private(set) var destinations: [Destination] = [] {
+        didSet { hasReceiversThatCannotAsk = destinations.contains { !$0.options.asksForKeyFrames } }
+    }
     /// The final counters of the destinations that left, newest last: `--stats-json` keeps a
     /// viewer's whole story after it goes. Bounded (`departedLimit`) so churn cannot grow it.
     public private(set) var departed: [(id: String, statistics: FeedbackStatistics)] = []
@@ -132,7 +134,8 @@ public final class MediaSender {
 
     /// Some destination cannot ask for key frames: the encoder refreshes the picture
     /// periodically for it (Docs/cadence.md).
-    public var hasReceiversThatCannotAsk: Bool { destinations.contains { !$0.options.asksForKeyFrames } }
+    /// Kept as destinations come and go: the video path reads it for every picture.
+    public private(set) var hasReceiversThatCannotAsk = false
 
     /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
     /// packet from the next one on, sent from its own local sockets (which also read its

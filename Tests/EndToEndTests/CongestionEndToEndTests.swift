@@ -12,55 +12,30 @@ import Testing
 /// transport feedback drives the publisher's delay-based estimate, probing and pacer.
 extension PublishEndToEndTests {
     @Test func theSendingRateFollowsABottleneckStepping3To1To3Mbits() throws {
-        let namespace = try NetworkNamespace(purpose: "bottleneck")
-        // Off the shaped 40000-40999, or Chromium's own port may fall in it (1 run in 30), and
-        // its feedback then waits in the bottleneck's queue and is dropped with the media.
-        try namespace.setEphemeralPorts(50000...60999)
-        let directory = try TemporaryDirectory()
-        let summaryPath = directory.path + "/bottleneck.json"
-        let shaper = try BackgroundProcess(
-            "/usr/bin/python3",
-            [
-                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
-                "--schedule", "0:3000,20:1000,40:3000", "--match", "udp sport 40000-40999", "--duration", "60",
-                "--start-on-traffic", "--out", summaryPath, "--samples", directory.path + "/bottleneck-samples.jsonl",
-            ],
-            directory: directory,
-            name: "bottleneck"
+        let room = try ShapedRoom(
+            purpose: "bottleneck",
+            schedule: "0:3000,20:1000,40:3000",
+            seconds: 60,
+            shaping: ["--samples", "bottleneck-samples.jsonl"]
         )
-        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
-        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
+        let directory = room.directory
         // 1080p: the synthetic screen at 720p compresses below 3 Mbit/s whatever the target, and
         // the encoder, not the controller, would be the limit. No preview: the only receiver asks
         // for its key frames, so none leaves on a timer (Docs/cadence.md).
-        let publish = try BackgroundProcess(
-            try builtProgram("rtc-publish"),
-            [
-                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
-                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--size", "1920x1080", "--duration", "72",
-                "--video-bitrate", "1500", "--max-video-bitrate", "4000", "--stats-json",
-                "stats.jsonl",
-            ],
-            directory: directory,
-            launcher: namespace.launcher
-        )
-        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
-        let browser = try ChromiumViewer(
-            url: "http://127.0.0.1:\(port)/rooms/123456",
-            // Watching past the shaper's 60 s, so the last phase is not cut short by the stream's end.
-            options: .init(seconds: 62, deadline: 110),
-            directory: directory,
-            launcher: namespace.launcher
-        )
+        let publish = try room.startPublisher([
+            "--no-preview", "--size", "1920x1080", "--duration", "72", "--video-bitrate", "1500",
+            "--max-video-bitrate", "4000",
+        ])
+        // Watching past the shaper's 60 s, so the last phase is not cut short by the stream's end.
+        let browser = try room.openViewer(.init(seconds: 62, deadline: 110))
         #expect(browser.process.waitForExit(deadlineSeconds: 120), "\(browser.output)")
-        #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
+        #expect(room.shaper.waitForExit(deadlineSeconds: 30), "\(room.shaper.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
-        signal.interrupt()
+        room.close()
         let summary = try browser.summary()
         #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
         let tab = try #require(summary.tabs.first, "\(browser.output)")
-        let data = try #require(FileManager.default.contents(atPath: summaryPath), "\(shaper.output)")
-        let bottleneck = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let bottleneck = try room.shaperSummary()
         let phases = bottleneck["phases"] as? [[String: Any]] ?? []
         let steps = bottleneck["steps"] as? [[String: Any]] ?? []
         let offered = bottleneck["offered"] as? [[String: Any]] ?? []

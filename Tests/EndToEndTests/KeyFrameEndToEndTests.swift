@@ -10,44 +10,20 @@ import Testing
 /// periodic IDR did (2–3 freezes in 15 s and a round trip up to 391 ms before).
 extension PublishEndToEndTests {
     @Test func aBrowserBehindA1MbitLinkSeesNoFreezeWithoutPeriodicKeyFrames() throws {
-        let namespace = try NetworkNamespace(purpose: "keyframes")
-        try namespace.setEphemeralPorts(50000...60999)
-        let directory = try TemporaryDirectory()
-        let summaryPath = directory.path + "/bottleneck.json"
-        let shaper = try BackgroundProcess(
-            "/usr/bin/python3",
-            [
-                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
-                "--schedule", "0:1000", "--queue-bytes", "50000", "--match", "udp sport 40000-40999",
-                "--duration", "30", "--start-on-traffic", "--out", summaryPath,
-            ],
-            directory: directory,
-            name: "bottleneck"
+        let room = try ShapedRoom(
+            purpose: "keyframes",
+            schedule: "0:1000",
+            seconds: 30,
+            shaping: ["--queue-bytes", "50000"]
         )
-        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
-        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
-        let publish = try BackgroundProcess(
-            try builtProgram("rtc-publish"),
-            [
-                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)",
-                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--duration", "32",
-                "--stats-json", "stats.jsonl",
-            ],
-            directory: directory,
-            launcher: namespace.launcher
-        )
-        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
-        let browser = try ChromiumViewer(
-            url: "http://127.0.0.1:\(port)/rooms/123456",
-            // 15 s from the first frame, after the estimate has found the link (the first 8 s).
-            options: .init(seconds: 15, warmup: 8, deadline: 60),
-            directory: directory,
-            launcher: namespace.launcher
-        )
+        let directory = room.directory
+        let publish = try room.startPublisher(["--duration", "32"])
+        // 15 s from the first frame, after the estimate has found the link (the first 8 s).
+        let browser = try room.openViewer(.init(seconds: 15, warmup: 8, deadline: 60))
         #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
-        #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
-        signal.interrupt()
+        #expect(room.shaper.waitForExit(deadlineSeconds: 30), "\(room.shaper.output)")
+        room.close()
         let summary = try browser.summary()
         #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
         let tab = try #require(summary.tabs.first, "\(browser.output)")
@@ -85,45 +61,17 @@ extension PublishEndToEndTests {
     }
 
     func publishBehind300Kbit(hint: String) throws -> HintRun {
-        let namespace = try NetworkNamespace(purpose: "hint-\(hint)")
-        try namespace.setEphemeralPorts(50000...60999)
-        let directory = try TemporaryDirectory()
-        let shaper = try BackgroundProcess(
-            "/usr/bin/python3",
-            [
-                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
-                "--schedule", "0:300", "--match", "udp sport 40000-40999", "--duration", "30", "--start-on-traffic",
-            ],
-            directory: directory,
-            name: "bottleneck"
-        )
-        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
-        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
-        let publish = try BackgroundProcess(
-            try builtProgram("rtc-publish"),
-            [
-                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
-                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--duration", "30",
-                "--content-hint", hint, "--stats-json", "stats.jsonl",
-            ],
-            directory: directory,
-            launcher: namespace.launcher
-        )
-        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
-        let browser = try ChromiumViewer(
-            url: "http://127.0.0.1:\(port)/rooms/123456",
-            options: .init(seconds: 12, warmup: 10, deadline: 60),
-            directory: directory,
-            launcher: namespace.launcher
-        )
+        let room = try ShapedRoom(purpose: "hint-\(hint)", schedule: "0:300", seconds: 30)
+        let publish = try room.startPublisher(["--no-preview", "--duration", "30", "--content-hint", hint])
+        let browser = try room.openViewer(.init(seconds: 12, warmup: 10, deadline: 60))
         #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
-        #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
-        signal.interrupt()
+        #expect(room.shaper.waitForExit(deadlineSeconds: 30), "\(room.shaper.output)")
+        room.close()
         let summary = try browser.summary()
         #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
         let tab = try #require(summary.tabs.first, "\(browser.output)")
-        return HintRun(totals: try PublisherTotals(statsFile: directory.path + "/stats.jsonl"), tab: tab)
+        return HintRun(totals: try PublisherTotals(statsFile: room.statsPath), tab: tab)
     }
 
     @Test func detailKeepsTheResolutionAndLowersTheFrameRateBehindA300KbitLink() throws {

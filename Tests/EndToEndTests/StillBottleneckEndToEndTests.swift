@@ -10,45 +10,25 @@ extension PublishEndToEndTests {
     /// moves again. While still the sending rate falls to the idle repeats; the estimate must not
     /// collapse with it, and the change after must not overflow the link.
     @Test func aStillPeriodKeepsTheEstimateAndTheChangeAfterItDoesNotOverflowTheLink() throws {
-        let namespace = try NetworkNamespace(purpose: "still-cc")
-        try namespace.setEphemeralPorts(50000...60999)
-        let directory = try TemporaryDirectory()
-        let summaryPath = directory.path + "/bottleneck.json"
-        let shaper = try BackgroundProcess(
-            "/usr/bin/python3",
-            [
-                WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
-                "--schedule", "0:2000,12:2000,30:2000", "--settle", "0", "--match", "udp sport 40000-40999",
-                "--duration", "42", "--start-on-traffic", "--out", summaryPath,
-            ],
-            directory: directory,
-            name: "bottleneck"
+        let room = try ShapedRoom(
+            purpose: "still-cc",
+            schedule: "0:2000,12:2000,30:2000",
+            seconds: 42,
+            shaping: ["--settle", "0"]
         )
-        try shaper.waitUntil(deadlineSeconds: 20, "shaping ready") { shaper.output.contains(#""event": "ready""#) }
+        let directory = room.directory
+        let shaper = room.shaper
         let xvfb = try XvfbServer(width: 1280, height: 720)
         let (background, _) = try ScreenCaptureEndToEndTests.testScreen(
             xvfb,
             ["--size", "1280x720", "--solid", "2A4D7A", "--title", "background"],
             directory: directory
         )
-        let (signal, port) = try startRoomServer(in: directory, launcher: namespace.launcher)
-        let publish = try BackgroundProcess(
-            try builtProgram("rtc-publish"),
-            [
-                "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
-                "--ice-address", "127.0.0.1", "--ice-ports", "40000-40999", "--video", "x11:\(xvfb.display)",
-                "--audio", "none", "--size", "1280x720", "--duration", "46", "--stats-json", "stats.jsonl",
-            ],
-            directory: directory,
-            launcher: namespace.launcher
-        )
-        try publish.waitUntil(deadlineSeconds: 20, "joined the room") { publish.output.contains("signaling in room") }
-        let browser = try ChromiumViewer(
-            url: "http://127.0.0.1:\(port)/rooms/123456",
-            options: .init(seconds: 40, deadline: 90),
-            directory: directory,
-            launcher: namespace.launcher
-        )
+        let publish = try room.startPublisher([
+            "--no-preview", "--video", "x11:\(xvfb.display)", "--audio", "none", "--size", "1280x720",
+            "--duration", "46",
+        ])
+        let browser = try room.openViewer(.init(seconds: 40, deadline: 90))
         // The scenes, on the shaper's clock (it starts with the first packet it shapes).
         try shaper.waitUntil(deadlineSeconds: 30, "traffic") { shaper.output.contains(#""match""#) }
         let start = Date()
@@ -68,13 +48,12 @@ extension PublishEndToEndTests {
         #expect(browser.process.waitForExit(deadlineSeconds: 100), "\(browser.output)")
         #expect(shaper.waitForExit(deadlineSeconds: 30), "\(shaper.output)")
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
-        signal.interrupt()
+        room.close()
         first.interrupt()
         second.interrupt()
         background.interrupt()
 
-        let data = try #require(FileManager.default.contents(atPath: summaryPath), "\(shaper.output)")
-        let bottleneck = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let bottleneck = try room.shaperSummary()
         let phases = bottleneck["phases"] as? [[String: Any]] ?? []
         try #require(phases.count == 3, "\(bottleneck)")
         func delivered(_ phase: [String: Any]) -> Double { phase["deliveredKbps"] as? Double ?? -1 }

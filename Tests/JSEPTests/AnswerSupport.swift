@@ -9,6 +9,7 @@ enum Publisher {
 
     static func configuration(
         rtx: Bool = true,
+        codecs: [VideoCodec] = [.h264],
         audio: Bool = true,
         setup: ConnectionSetup = .active,
         candidates: [ICECandidate] = []
@@ -18,7 +19,12 @@ enum Publisher {
             fingerprint: try CertificateFingerprint(attributeValue: fingerprint),
             cname: "rtc-publisher-7",
             streamID: "screen",
-            video: .init(ssrc: 0x1111_1111, retransmissionSSRC: rtx ? 0x2222_2222 : nil, trackID: "screen-video"),
+            video: .init(
+                ssrc: 0x1111_1111,
+                retransmissionSSRC: rtx ? 0x2222_2222 : nil,
+                trackID: "screen-video",
+                codecs: codecs
+            ),
             audio: audio ? .init(ssrc: 0x3333_3333, trackID: "screen-audio") : nil,
             setup: setup,
             candidates: candidates,

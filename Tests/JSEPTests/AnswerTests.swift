@@ -144,9 +144,9 @@ struct AnswerTests {
         #expect(video.payloadType == expected.videoPayloadType)
         #expect(video.retransmissionPayloadType == expected.rtxPayloadType)
         #expect(video.retransmissionSSRC == 0x2222_2222)
-        #expect(video.offeredProfileLevelID.description == expected.offeredProfile)
+        #expect(video.offeredProfileLevelID?.description == expected.offeredProfile)
         // Our level (3.1) under the offered profile: RFC 6184 §8.2.2.
-        #expect(video.answeredProfileLevelID.description == expected.offeredProfile)
+        #expect(video.answeredProfileLevelID?.description == expected.offeredProfile)
         #expect(video.feedback == expected.videoFeedback)
         #expect(video.rtcpReducedSize == expected.videoReducedSize)
         let audio = try #require(answer.audio)
