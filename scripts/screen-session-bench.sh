@@ -8,8 +8,8 @@
 # BENCH_SESSION_WARMUP seconds the clock starts:
 #   still      the document turns a page at 0 s, then nothing moves for the phase;
 #   typing     the terminal is mapped, prose is typed into it (`xdotool type`, a word at a time,
-#              about 6 characters a second);
-#   scrolling  the terminal is unmapped, the document scrolls a line about every 115 ms.
+#              6 characters a second on average);
+#   scrolling  the terminal is unmapped, the document scrolls down 8 lines a second.
 # Rows, at 30 fps, pointer drawn, 2500 kbit/s:
 #   rtc-publish  --video x11::N --audio none --no-signal --preview 127.0.0.1:PORT (its default
 #                content hint, detail; SDES preview: intra-refresh waves, Docs/cadence.md)

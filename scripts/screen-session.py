@@ -19,9 +19,9 @@
     --phase-seconds each follow:
       still:     at t = 0 the document turns a page (`less`: space), then nothing moves;
       typing:    the typing xterm is mapped and focused, and `xdotool type` types prose into it,
-                 a word at a time, at a human rate (about 6 characters a second);
-      scrolling: the typing xterm is unmapped, and the document scrolls down a line about every
-                 115 ms (`xdotool key --repeat 8 --repeat-delay 100 Down`, once a second).
+                 a word at a time, at a human rate (6 characters a second on average);
+      scrolling: the typing xterm is unmapped, and the document scrolls down 8 lines a second
+                 (`xdotool key --repeat 8 --repeat-delay 100 Down`, once a second).
   - at each boundary (and at t = 1 s, after which the still phase counts as converged) the
     sender's CPU: utime + stime from /proc of its process and all its descendants (every process
     of the sharing Chromium: browser, GPU, renderer, utilities; not the receiving one), and the X
@@ -74,7 +74,8 @@ STOP_TIMEOUT = 15  # a sender's exit after SIGINT
 CONVERGED_AFTER = 1.0  # the still phase counts as converged from this long after the change
 SNAPSHOT_BEFORE_END = 0.5  # the still phase's last picture: this long before the phase ends
 REFERENCE_BEFORE_END = 3.0  # the screen grabbed from this long before the still phase ends
-TYPING_DELAY_MS = 120  # xdotool type --delay: about 6 characters a second here
+TYPING_CPS = 6  # characters typed a second, on average: a human rate
+TYPING_DELAY_MS = 80  # xdotool type --delay within a word (about 50 ms a character here)
 SCROLL_REPEAT, SCROLL_DELAY_MS = 8, 100  # lines per xdotool call, once a second
 PHASES = ("still", "typing", "scrolling")
 PROSE = (
@@ -227,8 +228,11 @@ class Desktop:
         self.xdo("windowfocus", "--sync", self.typing_window)
 
     async def type_until(self, deadline):
-        """Types PROSE a word at a time until the next word would pass the deadline."""
+        """Types PROSE a word at a time, TYPING_CPS characters a second on average (each word at
+        xdotool's pace, then a pause until the average is back on schedule), until the next word
+        would pass the deadline."""
         words = PROSE.split(" ")
+        began = time.monotonic()
         column, per_char, index = 0, TYPING_DELAY_MS / 1000, 0
         while index < len(words):
             word = words[index] + " "
@@ -236,11 +240,13 @@ class Desktop:
                 word = "\n" + word
                 column = 0
             column += len(word.lstrip("\n"))
-            if time.monotonic() + len(word) * per_char * 1.2 + 0.1 > deadline:
+            start = max(time.monotonic(), began + self.typed / TYPING_CPS)
+            if start + len(word) * per_char * 1.2 + 0.1 > deadline:
                 break
-            began = time.monotonic()
+            await asyncio.sleep(start - time.monotonic())
+            at = time.monotonic()
             await asyncio.to_thread(self.xdo, "type", "--delay", str(TYPING_DELAY_MS), word)
-            per_char = max(per_char, (time.monotonic() - began) / len(word))
+            per_char = max(per_char, (time.monotonic() - at) / len(word))
             self.typed += len(word)
             index += 1
         await asyncio.sleep(max(0, deadline - time.monotonic()))
@@ -250,7 +256,7 @@ class Desktop:
         self.xdo("windowfocus", "--sync", self.document_window)
 
     async def scroll_until(self, deadline):
-        """One line down about every 115 ms, in calls of SCROLL_REPEAT lines once a second."""
+        """SCROLL_REPEAT lines down once a second (a line about every 115 ms, then a pause)."""
         while time.monotonic() + 1.0 <= deadline:
             began = time.monotonic()
             await asyncio.to_thread(
@@ -1044,18 +1050,18 @@ def report_main(args):
     if runs == 1:
         out.append(
             "**One round** (BENCH_RUNS=1, the default here): no ranges; a cell is one measurement, and "
-            "on this shared machine a second run moves CPU figures by 10–30 %."
+            "on this shared machine a second run can move the CPU figures by 10 % or more."
         )
         out.append("")
     out.append(
         f"The session, the same for every row and played once per row: a private Xvfb {args.size}x24 "
         "with two full-screen xterms (DejaVu Sans Mono 10, black on white): a long text (four licence "
         "texts) in `less`, and a terminal running `cat` that starts unmapped. After the sender has sent "
-        f"for {args.warmup} s, the clock starts: **still** ({secs} s): the document turns a page at "
+        f"for {args.warmup:g} s, the clock starts: **still** ({secs} s): the document turns a page at "
         f"0 s (`less`: space) and nothing moves after it; **typing** ({secs} s): the terminal is "
         "mapped and prose is typed into it a word at a time (`xdotool type --delay "
-        f"{TYPING_DELAY_MS}`, about 6 characters a second); **scrolling** ({secs} s): the terminal is "
-        "unmapped and the document scrolls down a line about every 115 ms (`xdotool key --repeat 8 "
+        f"{TYPING_DELAY_MS}` within a word, {TYPING_CPS} characters a second on average); **scrolling** "
+        f"({secs} s): the terminal is unmapped and the document scrolls down 8 lines a second (`xdotool key --repeat 8 "
         "--repeat-delay 100 Down` once a second). The pointer rests in the bottom-right corner."
     )
     out.append("")
