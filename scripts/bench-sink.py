@@ -5,6 +5,10 @@ Binds every port given on 127.0.0.1 (RTP and RTCP of both streams), reads until 
 SIGINT, then writes one JSON object to --out: per port the datagrams, bytes and (for RTP) how
 many carried the marker bit. RTP headers stay clear under SRTP (RFC 3711 section 3.1), so
 marker bits on the video port count the frames that went out, whoever sent them.
+
+--record FILE also keeps every datagram, as it arrives: a 12-byte record header (little-endian
+float64 CLOCK_MONOTONIC seconds, uint16 port, uint16 length) followed by the datagram
+(scripts/screen-session.py reads it: bytes per phase, and the stream it decodes).
 """
 
 import argparse
@@ -12,13 +16,16 @@ import json
 import selectors
 import signal
 import socket
+import struct
 import sys
+import time
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ports", required=True, help="comma-separated UDP ports to drain")
     parser.add_argument("--out", required=True, help="file for the JSON summary")
+    parser.add_argument("--record", help="also write every datagram, with its arrival time, to this file")
     args = parser.parse_args()
     try:
         ports = [int(p) for p in args.ports.split(",") if p]
@@ -51,6 +58,7 @@ def main() -> int:
         selector.register(sock, selectors.EVENT_READ, port)
         counts[port] = {"packets": 0, "bytes": 0, "markers": 0}
 
+    record = open(args.record, "wb", buffering=1 << 20) if args.record else None
     stopping = False
 
     def stop(_signum, _frame):
@@ -73,9 +81,14 @@ def main() -> int:
                     break
                 entry["packets"] += 1
                 entry["bytes"] += length
+                if record is not None:
+                    record.write(struct.pack("<dHH", time.monotonic(), key.data, length))
+                    record.write(view[:length])
                 if length >= 12 and buffer[0] >> 6 == 2 and buffer[1] & 0x80:
                     entry["markers"] += 1
 
+    if record is not None:
+        record.close()
     with open(args.out, "w") as out:
         json.dump({str(port): entry for port, entry in counts.items()}, out)
     return 0

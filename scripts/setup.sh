@@ -68,6 +68,8 @@ if [ "${1:-}" = "bench" ]; then
     libgstreamer1.0-0          # filesrc, clocksync (coreelements)
     gstreamer1.0-plugins-ugly  # x264enc, the GStreamer peer's encoder
     valgrind                   # callgrind: the functions scripts/link-order.sh lists
+    fonts-dejavu-core          # DejaVu Sans Mono: the xterms' font in scripts/screen-session-bench.sh
+    less                       # the pager its document is shown and scrolled in
   )
 elif [ -n "${1:-}" ]; then
   echo "setup: unknown package group '$1' (only 'bench')" >&2; exit 2

@@ -169,6 +169,10 @@ class Browser:
 
     def __init__(self, binary, out, trust_spki=None):
         self.binary, self.out = binary, out
+        # The flags and environment it starts with: a caller may drop --headless=new (a headed
+        # browser on a private X display, DISPLAY in env) or add its own flags.
+        self.flags = list(CHROMIUM_FLAGS)
+        self.env = None
         self.extra_flags = [f"--ignore-certificate-errors-spki-list={trust_spki}"] if trust_spki else []
         self.process = None
         self.profile = tempfile.mkdtemp(prefix="chromium-viewer-")
@@ -183,8 +187,9 @@ class Browser:
     async def start(self):
         log = open(os.path.join(self.out, "chromium.log"), "wb")
         self.process = subprocess.Popen(
-            [self.binary, *CHROMIUM_FLAGS, *self.extra_flags, f"--user-data-dir={self.profile}", "about:blank"],
+            [self.binary, *self.flags, *self.extra_flags, f"--user-data-dir={self.profile}", "about:blank"],
             stdin=subprocess.DEVNULL,
+            env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
