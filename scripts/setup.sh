@@ -35,6 +35,7 @@ PACKAGES=(
   nftables                   # nft: random loss inside that namespace (this kernel has no netem)
   procps                     # sysctl: cc-bench moves a namespace's ephemeral ports off the shaped range
   chromium                   # headless Chromium: the real browser the viewer-page tests drive
+  firefox-esr                # headless Firefox ESR: the second real browser on the viewer page
   janus                      # Janus 1.1.2, the VideoRoom the WHIP tests publish into (Tests/Peers/janus;
                              # the tests start it in a namespace, never as a service)
   janus-tools                # janus-pp-rec: Janus's recordings to files ffprobe reads
@@ -146,7 +147,7 @@ VENV_PACKAGES=(
   aiortc==1.16.0  # WebRTC: JSEP offer, ICE (aioice), DTLS-SRTP, H.264 and Opus decoding
   aioice==0.13.0  # aiortc's ICE agent
   av==18.1.0      # PyAV (FFmpeg's decoders, in its own wheel), aiortc's media
-  websockets==15.0.1  # the DevTools-protocol connection of Tests/Peers/chromium_viewer.py
+  websockets==15.0.1  # the DevTools / WebDriver BiDi connection of Tests/Peers/chromium_viewer.py, firefox_viewer.py
   ruff==0.17.6    # make lint: `ruff check` and `ruff format --check` of scripts/ and Tests/ (ruff.toml)
 )
 VENV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/out/venv"

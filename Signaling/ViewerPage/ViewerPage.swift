@@ -15,9 +15,9 @@ public enum ViewerPage {
     /// subscriber (`?uid=`, or `web_` + random; `?token=`; `?publisher=UID` to pick a share),
     /// lists the room's screen shares, plays one over WebRTC (a complete recvonly offer, the
     /// publisher's answer) and follows the room: shares that come and go, reconnecting with
-    /// backoff when the WebSocket closes. Its overlay shows resolution, fps, bitrate, round trip,
-    /// loss, freezes and the glass-to-glass delay read from the synthetic source's timecode strip
-    /// (Sources/Media/Sources/TimecodeStrip.swift) against `GET /clock`. Tests read
-    /// `window.viewer` (Tests/Peers/chromium_viewer.py).
+    /// backoff when the WebSocket closes. Its overlay shows resolution, codec, fps, bitrate, round
+    /// trip, loss, freezes and the glass-to-glass delay read from the synthetic source's timecode
+    /// strip (Sources/Media/Sources/TimecodeStrip.swift) against `GET /clock`. Tests read
+    /// `window.viewer` (Tests/Peers/viewer_page.py, for chromium_viewer.py and firefox_viewer.py).
     public static let script = String(decoding: PackageResources.viewer_js, as: UTF8.self)
 }

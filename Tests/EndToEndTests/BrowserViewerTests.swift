@@ -137,7 +137,7 @@ extension PublishEndToEndTests {
 
     /// What a tab that played for `seconds` must show: ≥ 27 fps in the `<video>`'s own
     /// playback quality, no freeze over 500 ms, audio arriving, the timecode in order.
-    static func expectPlayed(_ tab: ChromiumSummary.Tab, seconds: Double, label: String) {
+    static func expectPlayed(_ tab: ViewerPageSummary.Tab, seconds: Double, label: String) {
         #expect((tab.playbackQuality.fps ?? 0) >= 27, "\(label): \(tab.playbackQuality)")
         #expect(tab.frames.freezes == 0, "\(label): \(tab.frames)")
         #expect(tab.audio.arriving, "\(label): \(tab.audio)")
@@ -146,7 +146,7 @@ extension PublishEndToEndTests {
         #expect(tab.glassToGlassMs.count > 0, "\(label): \(tab.glassToGlassMs)")
     }
 
-    static func line(_ tab: ChromiumSummary.Tab) -> String {
+    static func line(_ tab: ViewerPageSummary.Tab) -> String {
         "tab \(tab.tab) \(tab.width)x\(tab.height) \(tab.playbackQuality.fps ?? 0) fps, "
             + "\(tab.playbackQuality.droppedInWindow) dropped, \(tab.frames.freezes) freezes, "
             + "timecodes \(tab.timecodes.count) (\(tab.timecodes.skipped) skipped), first frame "

@@ -57,7 +57,7 @@ extension PublishEndToEndTests {
 extension PublishEndToEndTests {
     struct HintRun {
         var totals: PublisherTotals
-        var tab: ChromiumSummary.Tab
+        var tab: ViewerPageSummary.Tab
     }
 
     func publishBehind300Kbit(hint: String) throws -> HintRun {

@@ -54,36 +54,29 @@ public final class ChromiumViewer {
         name: String = "chromium",
         launcher: [String] = []
     ) throws {
-        let python = WebRTCSubscriber.repositoryRoot + "/out/venv/bin/python"
-        guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw InteropFailure("\(python) is missing; run scripts/setup.sh")
-        }
-        outputDirectory = directory.path + "/" + name
-        var arguments = [
-            WebRTCSubscriber.repositoryRoot + "/Tests/Peers/chromium_viewer.py", "--url", url, "--seconds",
-            "\(options.seconds)", "--out", outputDirectory,
-        ]
-        let optional: [(String, String?)] = [
-            ("--warmup", options.warmup > 0 ? "\(options.warmup)" : nil),
-            ("--second-tab-at", options.secondTabAt.map { "\($0)" }),
-            ("--close-tab-at", options.closeTabAt.map { "\($0)" }),
-            ("--screenshot", options.screenshot),
-            ("--deadline", options.deadline.map { "\($0)" }),
-            ("--trust-spki", options.trustSPKI),
-            ("--region", options.region.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }),
-        ]
-        for case let (option, value?) in optional { arguments += [option, value] }
-        process = try BackgroundProcess(python, arguments, directory: directory, name: name, launcher: launcher)
+        (process, outputDirectory) = try ViewerPageHarness.start(
+            script: "chromium_viewer.py",
+            url: url,
+            options: [
+                ("--seconds", "\(options.seconds)"),
+                ("--warmup", options.warmup > 0 ? "\(options.warmup)" : nil),
+                ("--second-tab-at", options.secondTabAt.map { "\($0)" }),
+                ("--close-tab-at", options.closeTabAt.map { "\($0)" }),
+                ("--screenshot", options.screenshot),
+                ("--deadline", options.deadline.map { "\($0)" }),
+                ("--trust-spki", options.trustSPKI),
+                ("--region", options.region.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }),
+            ],
+            directory: directory,
+            name: name,
+            launcher: launcher
+        )
     }
 
     public var output: String { process.output }
 
-    public func summary() throws -> ChromiumSummary {
-        let path = outputDirectory + "/summary.json"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw InteropFailure("no \(path):\n\(output)")
-        }
-        return try JSONDecoder().decode(ChromiumSummary.self, from: data)
+    public func summary() throws -> ViewerPageSummary {
+        try ViewerPageSummary(directory: outputDirectory, output: output)
     }
 
     /// `openssl`'s base64 SHA-256 of a PEM certificate's SubjectPublicKeyInfo: what Chromium's
@@ -106,108 +99,4 @@ public final class ChromiumViewer {
         }
         return hash
     }
-}
-
-/// summary.json as chromium_viewer.py writes it.
-public struct ChromiumSummary: Decodable, Sendable {
-    public struct Tab: Decodable, Sendable {
-        public struct Quality: Decodable, Sendable {
-            public var framesInWindow: Int
-            public var droppedInWindow: Int
-            /// `getVideoPlaybackQuality()` frames over the window.
-            public var fps: Double?
-        }
-
-        public struct Frames: Decodable, Sendable {
-            /// Frame callbacks over the window.
-            public var callbacks: Int
-            /// Gaps over 500 ms while playing throughout (so never across a `still` state).
-            public var freezes: Int
-            public var maxGapMs: Double?
-            /// Every gap over 500 ms, whatever the page's state.
-            public var gapsOver500Ms: [Double]?
-            /// The page's own freeze count over the window (it counts none while still).
-            public var pageFreezesInWindow: Int?
-            /// Chromium's getStats `freezeCount` at the end minus at the start of the window.
-            public var statsFreezeCountInWindow: Int?
-        }
-
-        public struct Audio: Decodable, Sendable {
-            public var arriving: Bool
-            public var samplesInWindow: Double?
-        }
-
-        public struct Timecodes: Decodable, Sendable {
-            public var count: Int
-            public var inOrder: Bool
-            public var backwards: Int
-            public var repeats: Int
-            public var skipped: Int
-            /// Callbacks for the frame read last (same RTP time and picture): shown again by
-            /// the browser, not repeated by the stream.
-            public var shownAgain: Int?
-            /// Reads of the still picture sent again (idle repeats), not counted as frames.
-            public var stillRepeats: Int?
-            /// The frame numbers read, in display order.
-            public var list: [Int]?
-        }
-
-        public struct State: Decodable, Sendable {
-            public var t: Double
-            public var state: String
-        }
-
-        /// The selected candidate pair's `currentRoundTripTime`, sampled once a second.
-        public struct RoundTrip: Decodable, Sendable {
-            public var count: Int
-            public var p50: Double?
-            public var p95: Double?
-            public var max: Double?
-        }
-
-        public struct GlassToGlass: Decodable, Sendable {
-            public var count: Int
-            public var p50: Double?
-            public var p95: Double?
-        }
-
-        public var tab: Int
-        public var uid: String?
-        public var publisher: String?
-        public var state: String?
-        public var status: String?
-        public var width: Int
-        public var height: Int
-        public var windowSeconds: Double
-        /// From opening the tab to its first frame.
-        public var firstFrameMs: Double?
-        /// From the page starting its media session (the `connecting media` state: offer made,
-        /// subscribe sent) to the first frame shown.
-        public var firstFrameAfterMediaStartMs: Double?
-        /// From the publisher's answer arriving (`subscribed`) to the first frame shown: ICE,
-        /// DTLS and the publisher's key frame.
-        public var firstFrameAfterAnswerMs: Double?
-        /// The last frame number the page had read when the window started (its first frame).
-        public var timecodeAtStart: Int?
-        /// Seconds of the window the page spent in `still`.
-        public var stillSeconds: Double?
-        /// The mean RGB of `Options.region` at the tab's first frame and at its end.
-        public var regionFirst: [Double]?
-        public var regionEnd: [Double]?
-        public var playbackQuality: Quality
-        /// The page's states over the window (`playing`, `still`, `reconnecting`, …), page time in
-        /// ms: the one in force when the window opened, then each change.
-        public var states: [State]
-        public var frames: Frames
-        public var audio: Audio
-        public var timecodes: Timecodes
-        public var glassToGlassMs: GlassToGlass
-        public var rttMs: RoundTrip?
-    }
-
-    public var url: String
-    public var ok: Bool
-    public var error: String?
-    public var chromium: String?
-    public var tabs: [Tab]
 }

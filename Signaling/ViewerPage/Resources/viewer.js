@@ -485,7 +485,9 @@
       let pair = null;
       report.forEach((r) => {
         if (r.type === "inbound-rtp" && r.kind === "video") {
+          const codec = r.codecId && report.get(r.codecId); // the negotiated codec, e.g. "video/H264"
           Object.assign(s, {
+            videoCodec: codec && codec.mimeType ? codec.mimeType : null,
             fps: r.framesPerSecond ?? null, videoBytes: r.bytesReceived,
             packetsLost: r.packetsLost, packetsReceived: r.packetsReceived,
             framesDecoded: r.framesDecoded, framesDropped: r.framesDropped,
@@ -515,8 +517,9 @@
     viewer.stats = s;
     const show = (v, unit = "") => (v === null || v === undefined ? "–" : `${v}${unit}`);
     const pace = viewer.state === "still" ? "still" : show(s.fps, " fps");
+    const codec = s.videoCodec ? `${s.videoCodec.replace(/^video\//, "")}  ` : "";
     $("overlay").textContent = [
-      `${s.width}×${s.height}  ${pace}  ${show(s.kbps, " kbit/s")}`,
+      `${s.width}×${s.height}  ${codec}${pace}  ${show(s.kbps, " kbit/s")}`,
       `rtt ${show(s.rttMs, " ms")}  loss ${show(s.packetsLost)} (${show(s.lossPercent, " %")})  freezes ${viewer.counts.freezes}`,
       `glass-to-glass p50 ${show(s.g2gP50, " ms")}  p95 ${show(s.g2gP95, " ms")}  frame #${show(s.lastTimecode)}`,
     ].join("\n");

@@ -1,0 +1,78 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The room in Debian's headless Firefox ESR (Tests/Peers/firefox_viewer.py): the viewer page
+/// joins, offers and plays, or is refused. Firefox, rtc-signal and rtc-publish run in a network
+/// namespace made for the test, with only loopback: nothing the browser does can leave it.
+extension PublishEndToEndTests {
+    /// Firefox as Debian's users have it offers VP8, VP9 and AV1; the publisher sends H.264. It
+    /// negotiates nothing: the publisher refuses the offer, and the page shows why, naming what
+    /// Firefox offered.
+    @Test func firefoxWithStockPreferencesIsRefusedWithAReason() throws {
+        let namespace = try NetworkNamespace(purpose: "firefox")
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 90, launcher: namespace.launcher)
+        let browser = try FirefoxViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 10, preferences: .stock, deadline: 100),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 110), "\(browser.output)")
+        let summary = try browser.summary()
+        // No video: the run ends at the page's error, with the page's own words.
+        #expect(!summary.ok && summary.tabs.isEmpty, "\(browser.output)")
+        let error = summary.error ?? ""
+        let page = try #require(summary.pages?.first, "\(browser.output)")
+        let status = page.status ?? ""
+        #expect(page.state == "error", "\(page)")
+        #expect(error.contains("the page stopped before its first frame"), "\(error)")
+        #expect(status.contains("subscribe-rejected") && status.contains("offer refused"), "\(status)")
+        for codec in ["VP8", "VP9", "AV1"] {
+            #expect(status.contains(codec), "the refusal does not name Firefox's \(codec): \(status)")
+        }
+        // The publisher said the same on its side.
+        let refusal = publish.output.split(separator: "\n").first { $0.contains("offer refused") }
+        #expect(refusal?.contains("VP8") == true, "\(publish.output)")
+        publish.interrupt()
+        signal.interrupt()
+        print("firefox \(summary.browser ?? "?") (stock), started in \(summary.startSeconds ?? -1) s: \(status)")
+    }
+
+    /// With the preferences that make it offer H.264, Firefox plays the room page for 10 s:
+    /// ≥ 27 frames a second shown, no freeze, the timecodes in order, audio arriving, H.264.
+    @Test func firefoxWithH264EnabledPlaysTheRoomPage() throws {
+        let namespace = try NetworkNamespace(purpose: "firefox")
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 90, launcher: namespace.launcher)
+        let browser = try FirefoxViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 10, preferences: .h264, deadline: 100),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 110), "\(browser.output)")
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        #expect(tab.videoCodec == "video/H264", "\(tab.videoCodec ?? "no codec"): \(tab.overlay ?? "")")
+        // Firefox's frames are the page's frame callbacks (its playback quality stays 0).
+        #expect((tab.frames.fps ?? 0) >= 27, "\(tab.frames)")
+        #expect(tab.frames.freezes == 0, "\(tab.frames)")
+        #expect(tab.audio.arriving, "\(tab.audio)")
+        #expect(Double(tab.timecodes.count) >= 0.8 * 30 * 10, "\(tab.timecodes)")
+        #expect(tab.timecodes.inOrder, "\(tab.timecodes)")
+        publish.interrupt()
+        signal.interrupt()
+        print(
+            "firefox \(summary.browser ?? "?") (h264), started in \(summary.startSeconds ?? -1) s: \(tab.videoCodec ?? "?") "
+                + "\(tab.width)x\(tab.height) \(tab.frames.fps ?? 0) fps (\(tab.frames.callbacks) frames), "
+                + "\(tab.frames.freezes) freezes (max gap \(tab.frames.maxGapMs ?? -1) ms), timecodes "
+                + "\(tab.timecodes.count) in order \(tab.timecodes.inOrder) (\(tab.timecodes.skipped) skipped), "
+                + "audio \(tab.audio.arriving), first frame \(tab.firstFrameMs ?? -1) ms (after the answer "
+                + "\(tab.firstFrameAfterAnswerMs ?? -1) ms), glass-to-glass p50 \(tab.glassToGlassMs.p50 ?? -1) "
+                + "p95 \(tab.glassToGlassMs.p95 ?? -1) ms; overlay: \(tab.overlay ?? "")"
+        )
+    }
+}
