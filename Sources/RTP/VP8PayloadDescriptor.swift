@@ -39,6 +39,9 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
     public var layerSync: Bool
     /// K: KEYIDX, the running index of key frames (0...31).
     public var keyIndex: UInt8?
+    /// X=1 with I, L, T and K all 0: an extension octet that announces nothing. Legal, and
+    /// kept so that such a descriptor's length and bytes come back the same when written.
+    public var emptyExtensionOctet: Bool
 
     public init(
         nonReference: Bool = false,
@@ -48,7 +51,8 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         tl0PictureIndex: UInt8? = nil,
         temporalLayer: UInt8? = nil,
         layerSync: Bool = false,
-        keyIndex: UInt8? = nil
+        keyIndex: UInt8? = nil,
+        emptyExtensionOctet: Bool = false
     ) {
         self.nonReference = nonReference
         self.startOfPartition = startOfPartition
@@ -58,14 +62,16 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         self.temporalLayer = temporalLayer.map { $0 & 0x03 }
         self.layerSync = layerSync
         self.keyIndex = keyIndex.map { $0 & 0x1F }
+        self.emptyExtensionOctet = emptyExtensionOctet
     }
 
     /// The first packet of a frame: S=1 and PID=0 (§4.4: a frame starts there). The VP8 payload
     /// header (the frame's first octets, §4.3) follows its descriptor.
     public var startsFrame: Bool { startOfPartition && partitionIndex == 0 }
 
+    /// X: the extension octet is there.
     var hasExtension: Bool {
-        pictureID != nil || tl0PictureIndex != nil || temporalLayer != nil || keyIndex != nil
+        pictureID != nil || tl0PictureIndex != nil || temporalLayer != nil || keyIndex != nil || emptyExtensionOctet
     }
 
     /// Bytes the descriptor takes.
@@ -137,6 +143,7 @@ public struct VP8PayloadDescriptor: Sendable, Hashable {
         )
         if first & 0x80 != 0 {
             let flags = try reader.readUInt8("extension octet (I L T K), announced by X=1")
+            descriptor.emptyExtensionOctet = flags & 0xF0 == 0
             if flags & 0x80 != 0 {
                 descriptor.pictureID = try VPXPictureID.read(&reader)
             }

@@ -209,6 +209,12 @@ struct VP8PayloadTests {
                 length: 6
             ),
             Parsed(
+                name: "X=1 with an extension octet that announces nothing",
+                bytes: [0x90, 0x0F, 0xAA],
+                descriptor: .init(startOfPartition: true, emptyExtensionOctet: true),
+                length: 2
+            ),
+            Parsed(
                 name: "K alone: the TID bits of the shared octet are not read",
                 bytes: [0x80, 0x10, 0xDF, 0xAA],
                 descriptor: .init(startOfPartition: false, keyIndex: 31),
