@@ -73,12 +73,20 @@ let package = Package(
             ]
         ),
 
+        // libvpx 1.12: the VP8 and VP9 encoders (and, for the tests, decoders).
+        .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(
             name: "Media",
             dependencies: ["CX264", "COpus", "CYUV", "CSpeexDSP"],
             swiftSettings: pixelLoopsOptimized
         ),
+
+        // VP8 and VP9 encoding (libvpx, real time, screen content) for viewers that cannot take
+        // H.264: the same I420 `VideoFrame` in as H264Encoder, coded frames out for the RTP
+        // module's VP8Payloader and VP9Payloader.
+        .target(name: "VPX", dependencies: ["CVPX", "Media"]),
 
         // X11 screen capture (Docs/capture.md): the screen, a RandR monitor, a window or a region
         // through MIT-SHM (GetImage when SHM cannot attach), the XFIXES cursor, DAMAGE as a hint
@@ -94,7 +102,8 @@ let package = Package(
         // queues the media thread drains; a source that goes away is silence until it is back.
         .target(name: "SystemAudio", dependencies: ["CPulse", "Media"]),
 
-        // RTP/RTCP packets, H.264 and Opus payloaders, clocks (RFC 3550, 6184, 7587, 4585, 5104).
+        // RTP/RTCP packets, H.264, VP8, VP9 and Opus payloaders, clocks (RFC 3550, 6184, 7741, 9628,
+        // 7587, 4585, 5104).
         // Pure bytes and numbers: depends on nothing.
         .target(name: "RTP"),
         // SRTP/SRTCP through libsrtp2 (RFC 3711, RFC 7714). Works on bytes; no media code.
@@ -360,6 +369,9 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "COpus"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        // libvpx's encoders through VPXEncoder, our RTP payload formats, and libvpx's decoders
+        // reading back what came through them.
+        .testTarget(name: "VPXTests", dependencies: ["VPX", "CVPX", "Media", "RTP"]),
         // The X11 capture against a private Xvfb with real X clients drawing on it.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Media", "CXCB", "TestSupport"]),
         // System audio against a private PulseAudio daemon with null sinks and real tones.

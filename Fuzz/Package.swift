@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264
-// depacketizer, SDP, WebRTC offers (JSEP) and our answers to them, a WHIP endpoint's answer and Link headers, SRTP unprotect, DTLS datagrams
+// libFuzzer targets for every parser that reads bytes from outside: RTP, RTCP, RTX, the H.264,
+// VP8 and VP9 depacketizers, SDP, WebRTC offers (JSEP) and our answers to them, a WHIP endpoint's answer and Link headers, SRTP unprotect, DTLS datagrams
 // from a viewer, the capture socket's messages, rtc-signal's JSON lines (framing, requests, SDP fields), and
 // what a client sends rtc-signal's web port (protocol sniffing, WebSocket frames, HTTP requests to its routes). `make fuzz` (scripts/fuzz.sh) builds and runs them.
 import Foundation
@@ -21,6 +21,7 @@ let package = Package(
         .executableTarget(name: "FuzzRTCP", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzRTX", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzH264Depacketizer", dependencies: [.product(name: "RTP", package: root)]),
+        .executableTarget(name: "FuzzVPXDepacketizer", dependencies: [.product(name: "RTP", package: root)]),
         .executableTarget(name: "FuzzSDP", dependencies: [.product(name: "SDP", package: root)]),
         .executableTarget(
             name: "FuzzJSEP",

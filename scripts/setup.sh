@@ -9,6 +9,7 @@ set -euo pipefail
 PACKAGES=(
   pkg-config
   libx264-dev      # H.264 encoder (GPL-2.0-or-later)
+  libvpx-dev       # VP8 and VP9 encoders for viewers without H.264 (the tests decode with it too)
   libopus-dev      # Opus encoder/decoder
   libsrtp2-dev     # SRTP / SRTCP
   libnice-dev      # libnice 0.1.21: the ICE agent (RFC 8445, RFC 7675 consent) under DTLS-SRTP

@@ -31,6 +31,12 @@ public struct RTPError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidConfiguration = Code("invalid-configuration")
         /// An RTP payload that is not a valid H.264 packet for packetization-mode=1 (RFC 6184).
         public static let invalidH264Payload = Code("invalid-h264-payload")
+        /// An RTP payload that is not a valid VP8 packet (RFC 7741), or a VP8 frame that cannot
+        /// be sent (empty).
+        public static let invalidVP8Payload = Code("invalid-vp8-payload")
+        /// An RTP payload that is not a valid VP9 packet (RFC 9628), or a VP9 frame that cannot
+        /// be sent (empty, or a key frame whose size does not fit the scalability structure).
+        public static let invalidVP9Payload = Code("invalid-vp9-payload")
         /// The packet is not RTCP (packet type outside 192–223, RFC 5761 §4).
         public static let notRTCP = Code("not-rtcp")
     }

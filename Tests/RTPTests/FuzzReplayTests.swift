@@ -42,4 +42,18 @@ struct FuzzReplayTests {
         #expect(packets.map(\.header.marker) == [false, false, false, true])
         #expect(packets.last?.payload == [0x68, 2])
     }
+
+    /// FuzzVPXDepacketizer, its own seed `vp9-flexible.seed` read as a VP8 payload: `f8 05 43 03 04
+    /// aa` has X=1 and an extension octet (05) with I, L, T and K all 0. The descriptor parsed as
+    /// 2 bytes but reported a length of 1 and wrote back 1 byte: it had no way to say "X=1 with
+    /// nothing announced". `emptyExtensionOctet` keeps it.
+    @Test("a VP8 extension octet that announces nothing keeps the descriptor's length")
+    func emptyVP8ExtensionOctet() throws {
+        let payload: [UInt8] = [0xF8, 0x05, 0x43, 0x03, 0x04, 0xAA]
+        let (descriptor, length) = try VP8PayloadDescriptor.parse(payload[...])
+        #expect(length == 2 && descriptor.length == 2)
+        #expect(descriptor.emptyExtensionOctet && descriptor.pictureID == nil)
+        #expect(descriptor.bytes == [0xB0, 0x00])  // X N S kept, reserved bits cleared
+        #expect(try VP8PayloadDescriptor.parse((descriptor.bytes + [0])[...]).descriptor == descriptor)
+    }
 }
