@@ -170,6 +170,7 @@ let package = Package(
             name: "MediaPipeline",
             dependencies: [
                 "SendEngine", "Media", "RTP", "Ingest", "Capture", "SystemAudio", "ProcessSupport", "Cadence",
+                "SDP", "VPX",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -194,7 +195,7 @@ let package = Package(
             name: "PublishCommand",
             dependencies: [
                 "Publisher", "SendEngine", "Media", "SRTP", "Transport", "Ingest", "ICE", "WHIP", "Capture",
-                "SystemAudio", "SignalingProtocol", "Cadence",
+                "SystemAudio", "SignalingProtocol", "Cadence", "SDP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -268,7 +269,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-encode",
             dependencies: [
-                "Media", "Transport",
+                "Media", "Transport", "VPX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: leanExecutable

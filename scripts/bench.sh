@@ -7,7 +7,9 @@
 # Rows: rtc-publish, FFmpeg, GStreamer (each paced as a live source would be, and unpaced), and
 # two floors, unpaced only: floor (our H264Encoder alone, no audio, RTP, SRTP or sockets) and
 # floor-av (H264Encoder and our OpusEncoder on in.wav, 20 ms frames in capture-time order between
-# the video frames, still no mixer, RTP, SRTP or sockets). Same x264 settings
+# the video frames, still no mixer, RTP, SRTP or sockets); and the second encoders' floors,
+# floor-vp8 and floor-vp9 (libvpx through our VPXEncoder on the same frames at the same bitrate
+# and key-frame period: what a viewer without H.264 adds). Same x264 settings
 # everywhere: tune=zerolatency, constrained baseline, 2500 kbit/s, VBV 2500k/1500k, key frame
 # every 60 (rtc-publish's --to receiver cannot ask for key frames, so it gets an intra-refresh
 # wave every 60 pictures instead: Docs/cadence.md), no scene cut. Each run is measured with /usr/bin/time (user+sys CPU, wall, peak RSS).
@@ -238,6 +240,10 @@ if [ "$MACRO" = 1 ]; then
         printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --preset "$preset" --threads "$threads" \
           --video-bitrate 2500 --keyint 60
         ;;
+      floor-vp8 | floor-vp9)
+        printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --codec "${tool#floor-}" --threads "$threads" \
+          --video-bitrate 2500 --keyint 60
+        ;;
       floor-av)
         printf '%s\n' "$ENCODE" floor --video "$IN/in.y4m" --preset "$preset" --threads "$threads" \
           --video-bitrate 2500 --keyint 60 --audio "$IN/in.wav" --audio-bitrate 96000 \
@@ -302,7 +308,7 @@ if [ "$MACRO" = 1 ]; then
       read -r preset threads <<<"$config"
       for row in "rtc-publish paced" ${BASE_TOOL:+"$BASE_TOOL paced"} "ffmpeg paced" "gstreamer paced" \
         "rtc-publish unpaced" ${BASE_TOOL:+"$BASE_TOOL unpaced"} "ffmpeg unpaced" "gstreamer unpaced" \
-        "floor unpaced" "floor-av unpaced"; do
+        "floor unpaced" "floor-av unpaced" "floor-vp8 unpaced" "floor-vp9 unpaced"; do
         read -r tool mode <<<"$row"
         run_row "$tool" "$mode" "$preset" "$threads" "$run"
       done

@@ -36,10 +36,24 @@ extension MediaControl {
         return false
     }
 
-    /// Sends `packet` to every destination now, or queues a copy for the sender thread.
+    /// Sends `packet` to every destination now, or queues a copy for the sender thread. The
+    /// codec groups' viewers get it here, from their own senders (their own audio SSRC).
     func deliver(audio packet: OpusPacket) throws {
+        try sendToGroups { sender in
+            guard !sender.destinations.isEmpty else { return }
+            try sender.send(audio: packet)
+        }
         if try sendInline({ try $0.send(audio: packet) }) { return }
         outbox.put(audio: packet)
+    }
+
+    /// Runs `send` under each codec group's sender lock, on the media thread: a group's fan-out
+    /// is sent here (its viewers are browsers without H.264, few in a room); its pacer's backlog
+    /// and feedback are the sender thread's.
+    func sendToGroups(_ send: (MediaSender) throws -> Void) throws {
+        try withGroups { groups in
+            for group in groups { try group.sender.withLock { try send($0) } }
+        }
     }
 
     /// Runs `send` under the sender's lock when the queue is empty and the fan-out narrow.

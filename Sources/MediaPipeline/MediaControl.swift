@@ -1,5 +1,6 @@
 import Media
 import ProcessSupport
+import SDP
 import SendEngine
 
 /// What the async side (room presence, status line, signal handlers), the media thread and the
@@ -21,6 +22,9 @@ public final class MediaControl: Sendable {
     /// kept: a reader that fell behind wants the state now, not the flicker before it.
     public let stillChanges: AsyncStream<Bool>
     private let stillSink: AsyncStream<Bool>.Continuation
+    /// Viewers on another codec, one group per codec, made on the first such viewer and kept
+    /// (an idle group holds a sender and nothing else).
+    private let codecGroups = Locked<[CodecGroup]>([])
 
     public init(sender: MediaSender) {
         self.sender = Locked(sender)
@@ -37,6 +41,30 @@ public final class MediaControl: Sendable {
         }
         if changed { stillSink.yield(value) }
     }
+
+    /// The group for `codec`, made with `makeSender` if there is none yet.
+    public func group(for codec: VideoCodec, makeSender: () throws -> MediaSender) rethrows -> CodecGroup {
+        try codecGroups.withLock { groups in
+            if let group = groups.first(where: { $0.codec == codec }) { return group }
+            let group = CodecGroup(codec: codec, sender: try makeSender())
+            groups.append(group)
+            return group
+        }
+    }
+
+    /// The groups made so far, copied into `list` (its capacity kept: no allocation once grown).
+    func groups(into list: inout [CodecGroup]) {
+        list.removeAll(keepingCapacity: true)
+        codecGroups.withLock { list.append(contentsOf: $0) }
+    }
+
+    /// Runs `body` on the groups under their list's lock (no copy).
+    func withGroups<Result>(_ body: ([CodecGroup]) throws -> Result) rethrows -> Result {
+        try codecGroups.withLock { try body($0) }
+    }
+
+    /// The groups made so far.
+    public var groups: [CodecGroup] { codecGroups.withLock { $0 } }
 
     /// Whether the picture is still now.
     public var isStill: Bool { still.withLock { $0 } }
@@ -87,14 +115,23 @@ public final class MediaControl: Sendable {
                 sender.keyFrameRequestStatistics
             )
         }
+        var (allPackets, allDestinations, allFeedback, allDeparted) = (packets, destinations, feedback, departed)
+        for group in groups {
+            group.sender.withLock { sender in
+                allPackets += sender.packetsSent
+                allDestinations += sender.destinations.count
+                for destination in sender.destinations { allFeedback[destination.id] = destination.feedbackStatistics }
+                for entry in sender.departed { allDeparted[entry.id] = entry.statistics }
+            }
+        }
         let depth = outbox.depth
         return statistics.withLock {
             $0.sendQueueDepth = depth.now
             $0.sendQueueDeepest = depth.deepest
-            $0.packetsSent = packets
-            $0.destinations = destinations
-            $0.feedback = feedback
-            $0.departedFeedback = departed
+            $0.packetsSent = allPackets
+            $0.destinations = allDestinations
+            $0.feedback = allFeedback
+            $0.departedFeedback = allDeparted
             $0.keyFrameRequests = keyFrameRequests
             return $0
         }

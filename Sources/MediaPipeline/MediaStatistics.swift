@@ -69,6 +69,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     /// (a large room after an IDR shows here, not as dropped frames).
     public var sendQueueDepth = 0
     public var sendQueueDeepest = 0
+    /// The second encoders (VP8, VP9) for viewers without H.264, in the order they were made.
+    public var encoders: [EncoderStatistics] = []
 
     public init() {}
 }

@@ -28,6 +28,11 @@ public final class SenderThread: @unchecked Sendable {
     private var watched: [pollfd] = []
     /// The descriptors the last wait found readable.
     private var readable: [Int32] = []
+    /// The codec groups (`MediaControl.group(for:)`), refreshed before each wait like
+    /// `watched`: their feedback and pacers are served here too.
+    private var groups: [CodecGroup] = []
+    /// One group's poll set, appended to `watched`.
+    private var groupWatched: [pollfd] = []
 
     /// Longest sleep without running the sender's timers (`defaultHousekeepingInterval`).
     let housekeepingInterval: UInt64
@@ -37,6 +42,8 @@ public final class SenderThread: @unchecked Sendable {
         self.housekeepingInterval = housekeepingInterval
         watched.reserveCapacity(64)
         readable.reserveCapacity(64)
+        groups.reserveCapacity(4)
+        groupWatched.reserveCapacity(16)
     }
 
     /// Longest sleep without running the sender's timers: the bitrate policy is recomputed
@@ -51,22 +58,39 @@ public final class SenderThread: @unchecked Sendable {
         var nextHousekeeping: UInt64 = 0
         while true {
             var now = MonotonicClock.now()
+            control.groups(into: &groups)
             // What the pacers allow now goes first; then their next instant bounds the sleep.
-            let timer = control.sender.withLock { sender in
+            var timer = control.sender.withLock { sender in
                 sender.sendPaced(now: now)
                 return sender.nextTimerDeadline
+            }
+            for group in groups {
+                let due = group.sender.withLock { sender in
+                    sender.sendPaced(now: now)
+                    return sender.nextTimerDeadline
+                }
+                if let due { timer = min(timer ?? due, due) }
             }
             if now >= nextHousekeeping || timer.map({ now >= $0 }) == true {
                 serviceFeedback(now: now, readable: [])
                 nextHousekeeping = now + housekeepingInterval
                 now = MonotonicClock.now()
             }
-            let deadline = control.sender.withLock { sender in
+            var deadline = control.sender.withLock { sender in
                 sender.feedbackPollSet(into: &watched)
-                // At least a millisecond ahead: a timer that did not clear cannot spin the loop.
                 let paced = sender.nextPacedDeadline ?? .max
-                return max(min(sender.nextTimerDeadline ?? .max, nextHousekeeping, paced), now + 1_000_000)
+                return min(sender.nextTimerDeadline ?? .max, nextHousekeeping, paced)
             }
+            for group in groups {
+                deadline = group.sender.withLock { sender in
+                    sender.feedbackPollSet(into: &groupWatched)
+                    let paced = sender.nextPacedDeadline ?? .max
+                    return min(sender.nextTimerDeadline ?? .max, deadline, paced)
+                }
+                watched.append(contentsOf: groupWatched)
+            }
+            // At least a millisecond ahead: a timer that did not clear cannot spin the loop.
+            deadline = max(deadline, now + 1_000_000)
             switch queue.next(waitingUntil: deadline, watching: &watched) {
             case .finished: return
             case .timedOut, .woken: continue
@@ -107,9 +131,15 @@ public final class SenderThread: @unchecked Sendable {
     /// Reads what receivers sent back (RR, NACK, PLI/FIR, REMB; `MediaSender.pollFeedback`) on
     /// the `readable` sockets: the sender resends what was NACKed; a picture loss and a new
     /// bitrate go to the media thread, which applies them before its next encode.
+    /// Each codec group's feedback goes to that group's encoder requests.
     private func serviceFeedback(now: UInt64, readable: [Int32]) {
         let actions = control.sender.withLock { $0.pollFeedback(now: now, readable: readable) }
         if actions.keyFrameRequested { control.requestKeyFrame() }
         if let target = actions.targetBitrate { control.requestBitrate(kbps: target / 1000) }
+        for group in groups {
+            let actions = group.sender.withLock { $0.pollFeedback(now: now, readable: readable) }
+            if actions.keyFrameRequested { group.requestKeyFrame() }
+            if let target = actions.targetBitrate { group.requestBitrate(kbps: target / 1000) }
+        }
     }
 }

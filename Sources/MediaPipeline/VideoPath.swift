@@ -39,6 +39,8 @@ public final class VideoPath {
     /// The bitrate the congestion controller asked for; x264 is given it times the governor's
     /// divisor, since it budgets each picture from the nominal frame rate.
     private var targetKbps: Int
+    /// VP8 and VP9 for the codec groups' viewers, from the same pictures.
+    private let groupEncoders: GroupEncoders
 
     init(
         encoder: H264Encoder,
@@ -51,6 +53,12 @@ public final class VideoPath {
         self.cadence = FrameCadence(cadence)
         self.governor = FrameRateGovernor(hint: contentHint, frameRate: encoder.configuration.frameRate)
         self.targetKbps = encoder.bitrateKbps
+        self.groupEncoders = GroupEncoders(
+            control: control,
+            frameRate: encoder.configuration.frameRate,
+            startKbps: encoder.bitrateKbps,
+            screenContent: contentHint != .motion
+        )
     }
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
@@ -58,6 +66,7 @@ public final class VideoPath {
     func replace(_ encoder: H264Encoder) {
         self.encoder = encoder
         owesPicture = true
+        groupEncoders.sizeChanged()
         if governor.divisor > 1 { applyBitrate() }
     }
 
@@ -103,6 +112,7 @@ public final class VideoPath {
     /// request, and asks the cadence. `.skip` means the picture need not even be converted.
     func nextAction(changed: Bool, at now: UInt64) -> FrameCadence.Action {
         if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
+        let groupOwesKeyFrame = groupEncoders.prepare()
         scheduleWave(at: now)
         counts.framesIn += 1
         if changed || owesPicture, !governor.admits(changedPictureAt: now, force: cadence.keyFrameWanted) {
@@ -113,8 +123,11 @@ public final class VideoPath {
             publishCounts { _ in }
             return .skip
         }
-        let action = cadence.picture(changed: changed || owesPicture, at: now, refreshing: encoder.isRefreshing)
+        var action = cadence.picture(changed: changed || owesPicture, at: now, refreshing: encoder.isRefreshing)
         owesPicture = false
+        // A codec group's viewer asked for a key frame of a still screen: the picture is encoded
+        // for it, and H.264 sends an idle repeat of it.
+        if !action.encodes, groupOwesKeyFrame { action = .idleRepeat }
         switch action {
         case .skip: counts.framesStill += 1
         case .refresh: counts.refreshes += 1
@@ -128,6 +141,8 @@ public final class VideoPath {
 
     /// Encodes `picture` as `action` says (an action `nextAction` returned) and hands it on.
     func encode(_ picture: VideoFrame, action: FrameCadence.Action, receivedAt: UInt64) throws {
+        // After H.264, whatever became of it (held by its pacer, nothing returned).
+        defer { groupEncoders.encode(picture) }
         if control.sender.withLock({ $0.pacedBacklogHoldsVideo() }) {
             owesPicture = true
             publishCounts { $0.framesHeldByPacer += 1 }

@@ -4,6 +4,7 @@ import ICE
 import Ingest
 import Media
 import Publisher
+import SDP
 import SignalingProtocol
 import SystemAudio
 import Transport
@@ -316,6 +317,10 @@ extension WebRTCArguments {
             throw PublishError(.usage, "--max-viewers must be 0-\(Self.maximumViewers); got \(maxViewers)")
         }
         options.maxViewers = maxViewers
+        switch VideoCodec.list(codecs) {
+        case .success(let list): options.codecs = list
+        case .failure(let error): throw PublishError(.usage, "--codecs: \(error.reason)")
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import CongestionControl
 import Media
 import RTP
+import SDP
 import SRTP
 import Transport
 
@@ -23,6 +24,9 @@ public final class MediaSender {
         /// RTCP SDES CNAME (RFC 3550 §6.5.1), the same for audio and video so receivers pair them.
         public var cname: String
         public var videoPayloadType: UInt8 = 96
+        /// The video stream's payload format: H.264 access units (`send(video:)`), or VP8 or
+        /// VP9 frames (`send(vpxFrame:…)`) for viewers that cannot take H.264.
+        public var videoCodec: VideoCodec = .h264
         public var audioPayloadType: UInt8 = 97
         /// Session bandwidth in bit/s for the RTCP interval computation (RFC 3550 §6.2).
         public var sessionBandwidth = 2_000_000.0
@@ -50,6 +54,8 @@ public final class MediaSender {
     public let audioClock: RTPClock
     let ntpClock = NTPClock.system()
     private var h264: H264Payloader
+    private var vp8: VP8Payloader
+    private var vp9: VP9Payloader
     private var opus: OpusPayloader
     private var schedule: RTCPSenderSchedule<SystemRandomNumberGenerator>
     private var nextReport: UInt64?
@@ -99,6 +105,8 @@ public final class MediaSender {
         videoClock = video.clock(origin: origin)
         audioClock = audio.clock(origin: origin)
         h264 = H264Payloader(budget: budget)
+        vp8 = VP8Payloader(budget: budget)
+        vp9 = VP9Payloader(budget: budget)
         opus = OpusPayloader(budget: budget)
         schedule = try RTCPSenderSchedule(
             configuration: RTCPIntervalConfiguration(sessionBandwidth: configuration.sessionBandwidth)
@@ -232,18 +240,72 @@ public final class MediaSender {
 
     /// Packetizes one access unit (RFC 6184) and sends it to every destination.
     public func send(video unit: Media.H264AccessUnit) throws {
-        var timestamp = videoClock.timestamp(at: unit.captureTime)
+        guard configuration.videoCodec == .h264 else {
+            throw MediaError(.invalidSetting, "an H.264 access unit for a \(configuration.videoCodec) stream")
+        }
+        try sendVideo(captureTime: unit.captureTime, isKeyFrame: unit.isKeyFrame) { timestamp, emit in
+            try h264.packetize(
+                accessUnit: unit.nalUnits,
+                timestamp: timestamp,
+                stream: &video,
+                into: packet,
+                emit: emit
+            )
+        }
+    }
+
+    /// Packetizes one VP8 (RFC 7741) or VP9 (RFC 9628) frame as this stream's codec says and
+    /// sends it to every destination. `width` and `height` go into a VP9 key frame's
+    /// scalability structure.
+    public func send(
+        vpxFrame frame: ArraySlice<UInt8>,
+        captureTime: UInt64,
+        isKeyFrame: Bool,
+        width: Int,
+        height: Int
+    ) throws {
+        switch configuration.videoCodec {
+        case .vp8:
+            try sendVideo(captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
+                try vp8.packetize(frame: frame, timestamp: timestamp, stream: &video, into: packet, emit: emit)
+            }
+        case .vp9:
+            let info = VP9Payloader.FrameInfo(isKeyFrame: isKeyFrame, width: width, height: height)
+            try sendVideo(captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
+                try vp9.packetize(
+                    frame: frame,
+                    info: info,
+                    timestamp: timestamp,
+                    stream: &video,
+                    into: packet,
+                    emit: emit
+                )
+            }
+        case .h264:
+            throw MediaError(.invalidSetting, "a VP8/VP9 frame for an H.264 stream")
+        }
+    }
+
+    /// One picture of any codec: its timestamp from capture time, its packets (from
+    /// `packetize`, which gets the timestamp and the per-packet step) kept for NACKs, paced or
+    /// gathered into one burst per destination.
+    private func sendVideo(
+        captureTime: UInt64,
+        isKeyFrame: Bool,
+        packetize: (UInt32, (RTPPacketBuffer) throws -> Void) throws -> Int
+    ) throws {
+        var timestamp = videoClock.timestamp(at: captureTime)
         // Last line of defence behind the capture-time sanitizer: distinct frames never share or
         // go back in timestamp (modular comparison, RFC 3550 timestamps wrap).
         if let last = lastVideoTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
         lastVideoTimestamp = timestamp
         let now = MonotonicClock.now()
         // A key frame answers every picture-loss request before it (periodic or requested).
-        if unit.isKeyFrame { keyFrames.recordKeyFrame(at: now) }
+        if isKeyFrame { keyFrames.recordKeyFrame(at: now) }
         sendReportsIfDue(now: now)
         // Read before packetize borrows `video` for the whole call (exclusive access).
         let headerLength = video.headerLength
-        try h264.packetize(accessUnit: unit.nalUnits, timestamp: timestamp, stream: &video, into: packet) { buffer in
+        _ = try packetize(timestamp) { buffer in
             // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
             // destination.
             videoHistory.store(buffer)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Media
+import VPX
 
 #if canImport(Glibc)
     import Glibc
@@ -8,6 +9,10 @@ import Media
 /// The benchmark floor: the product's `H264Encoder` encoding a Y4M file's frames as fast as it
 /// can, with nothing else (no audio, no RTP, no SRTP, no sockets, output discarded). What
 /// rtc-publish costs above this is what the rest of the pipeline costs.
+///
+/// With `--codec vp8|vp9`, the second encoder's floor: `VPXEncoder` on the same frames at the same
+/// bitrate (key frames only on the first frame and every `--keyint`, as x264's), what a viewer
+/// without H.264 adds to a publish.
 ///
 /// With `--audio`, the second floor: the same frames and a WAV's 20 ms frames through the
 /// product's `OpusEncoder` (`FloorAudio`), in capture-time order as rtc-publish's media loop
@@ -24,6 +29,8 @@ struct Floor: ParsableCommand {
 
     @Option(help: "Video input, a .y4m file.")
     var video: String
+    @Option(help: "The encoder: h264 (x264), vp8 or vp9 (libvpx, real time, screen content).")
+    var codec = "h264"
     @Option(help: "x264 preset (ultrafast … veryslow).")
     var preset = "veryfast"
     @Option(help: "Encoder threads.")
@@ -43,6 +50,10 @@ struct Floor: ParsableCommand {
 
     mutating func run() throws {
         if let frames, frames < 1 { throw usageError("--frames \(frames) must be at least 1") }
+        guard ["h264", "vp8", "vp9"].contains(codec) else {
+            throw usageError("--codec \(codec) is not h264, vp8 or vp9")
+        }
+        if codec != "h264", keyint < 1 { throw usageError("--keyint \(keyint) must be at least 1") }
         if audio == nil, audioBitrate != nil || audioComplexity != nil {
             throw usageError("--audio-bitrate and --audio-complexity need --audio")
         }
@@ -56,17 +67,47 @@ struct Floor: ParsableCommand {
         }
         do {
             let reader = try Y4MReader(path: video)
-            let encoder = try H264Encoder(
-                H264Encoder.Configuration(
-                    width: reader.width,
-                    height: reader.height,
-                    frameRate: max(1, Int(reader.frameRate.rounded())),
-                    bitrateKbps: videoBitrate,
-                    keyFrameInterval: keyint,
-                    preset: preset,
-                    threads: threads
+            let frameRate = max(1, Int(reader.frameRate.rounded()))
+            let encode: (VideoFrame, Int) throws(MediaError) -> (bytes: Int, isKeyFrame: Bool)?
+            switch codec {
+            case "h264":
+                let encoder = try H264Encoder(
+                    H264Encoder.Configuration(
+                        width: reader.width,
+                        height: reader.height,
+                        frameRate: frameRate,
+                        bitrateKbps: videoBitrate,
+                        keyFrameInterval: keyint,
+                        preset: preset,
+                        threads: threads
+                    )
                 )
-            )
+                encode = { (frame, _) throws(MediaError) in
+                    try encoder.encode(frame).map { ($0.data.count, $0.isKeyFrame) }
+                }
+            case "vp8", "vp9":
+                let encoder = try VPXEncoder(
+                    VPXEncoder.Configuration(
+                        codec: codec == "vp8" ? .vp8 : .vp9,
+                        width: reader.width,
+                        height: reader.height,
+                        frameRate: frameRate,
+                        bitrateKbps: videoBitrate,
+                        threads: threads
+                    )
+                )
+                let keyint = keyint
+                encode = { (frame, index) throws(MediaError) in
+                    try encoder.encode(
+                        frame,
+                        pts90k: Int64(index) * Int64(90_000 / frameRate),
+                        forceKeyFrame: index % keyint == 0
+                    )
+                    .map { ($0.data.count, $0.isKeyFrame) }
+                }
+            default:
+                return  // refused above
+            }
             let sound = try audio.map { (path) throws(MediaError) in
                 try FloorAudio(path: path, bitrate: bitrate, complexity: complexity)
             }
@@ -77,10 +118,10 @@ struct Floor: ParsableCommand {
             while result.frames < limit, let frame = try reader.nextFrame(captureTime: captureTime(result.frames)) {
                 try sound?.encode(upTo: frame.captureTime, inclusive: true)
                 let before = MonotonicClock.now()
-                let unit = try encoder.encode(frame)
+                let unit = try encode(frame, result.frames)
                 result.encodeNanoseconds.append(MonotonicClock.now() - before)
                 result.frames += 1
-                result.bytes += unit?.data.count ?? 0
+                result.bytes += unit?.bytes ?? 0
                 if unit?.isKeyFrame == true { result.keyFrames += 1 }
             }
             if let sound {

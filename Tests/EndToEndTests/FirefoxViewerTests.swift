@@ -6,13 +6,79 @@ import Testing
 /// joins, offers and plays, or is refused. Firefox, rtc-signal and rtc-publish run in a network
 /// namespace made for the test, with only loopback: nothing the browser does can leave it.
 extension PublishEndToEndTests {
-    /// Firefox as Debian's users have it offers VP8, VP9 and AV1; the publisher sends H.264. It
-    /// negotiates nothing: the publisher refuses the offer, and the page shows why, naming what
-    /// Firefox offered.
-    @Test func firefoxWithStockPreferencesIsRefusedWithAReason() throws {
+    /// Firefox as Debian's users have it offers VP8, VP9 and AV1 and no H.264. In the same room at
+    /// the same time, headless Chromium gets H.264 and Firefox VP8 from a second encoder: both
+    /// play (≥ 27 fps, no freeze, timecodes in order, audio), the publisher runs two encoders
+    /// while Firefox watches, and the VP8 one stops when Firefox leaves.
+    @Test func stockFirefoxGetsVP8BesideChromiumOnH264() throws {
         let namespace = try NetworkNamespace(purpose: "firefox")
         let directory = try TemporaryDirectory()
         let (signal, publish, port) = try Self.webRTCRoom(directory, seconds: 90, launcher: namespace.launcher)
+        let url = "http://127.0.0.1:\(port)/rooms/123456"
+        let chromium = try ChromiumViewer(
+            url: url,
+            options: .init(seconds: 26, deadline: 100),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        let firefox = try FirefoxViewer(
+            url: url,
+            options: .init(seconds: 10, preferences: .stock, deadline: 100),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(firefox.process.waitForExit(deadlineSeconds: 110), "\(firefox.output)")
+        #expect(chromium.process.waitForExit(deadlineSeconds: 110), "\(chromium.output)")
+        // A second after Chromium left: the last statistics record comes after both.
+        Thread.sleep(forTimeInterval: 1.5)
+        publish.interrupt()
+        #expect(publish.waitForExit(deadlineSeconds: 20), "\(publish.output)")
+        signal.interrupt()
+        let fox = try firefox.summary()
+        let chrome = try chromium.summary()
+        #expect(fox.ok, "\(fox.error ?? "")\n\(firefox.output)\n\(publish.output)")
+        #expect(chrome.ok, "\(chrome.error ?? "")\n\(chromium.output)\n\(publish.output)")
+        let foxTab = try #require(fox.tabs.first, "\(firefox.output)")
+        let chromeTab = try #require(chrome.tabs.first, "\(chromium.output)")
+        #expect(foxTab.videoCodec == "video/VP8", "\(foxTab.videoCodec ?? "no codec"): \(foxTab.overlay ?? "")")
+        #expect(chromeTab.videoCodec == "video/H264", "\(chromeTab.videoCodec ?? "no codec")")
+        // Firefox's frames are the page's frame callbacks (its playback quality stays 0).
+        #expect((foxTab.frames.fps ?? 0) >= 27, "\(foxTab.frames)")
+        #expect(foxTab.frames.freezes == 0, "\(foxTab.frames)")
+        #expect(foxTab.audio.arriving, "\(foxTab.audio)")
+        #expect(Double(foxTab.timecodes.count) >= 0.8 * 30 * 10, "\(foxTab.timecodes)")
+        #expect(foxTab.timecodes.inOrder, "\(foxTab.timecodes)")
+        #expect((chromeTab.playbackQuality.fps ?? 0) >= 27, "\(chromeTab.playbackQuality)")
+        #expect(chromeTab.frames.freezes == 0, "\(chromeTab.frames)")
+        #expect(chromeTab.timecodes.inOrder, "\(chromeTab.timecodes)")
+        // Two encoders: x264 throughout, and one VP8, opened for Firefox and closed after it.
+        let encoders = try Self.lastEncoders(directory)
+        try #require(encoders.count == 1, "\(encoders)")
+        #expect(encoders[0]["codec"] as? String == "VP8", "\(encoders)")
+        #expect(encoders[0]["opened"] as? Int == 1, "\(encoders)")
+        #expect(encoders[0]["running"] as? Bool == false, "\(encoders)")
+        #expect((encoders[0]["frames"] as? Int ?? 0) >= 300, "\(encoders)")
+        let status = publish.output.split(separator: "\n").last { $0.contains("VP8 ") && $0.contains("viewer") } ?? ""
+        print(
+            "firefox \(fox.browser ?? "?") (stock) beside chromium: firefox \(foxTab.videoCodec ?? "?") "
+                + "\(foxTab.frames.fps ?? 0) fps, \(foxTab.frames.freezes) freezes (max gap \(foxTab.frames.maxGapMs ?? -1) ms), "
+                + "timecodes \(foxTab.timecodes.count) in order \(foxTab.timecodes.inOrder), first frame "
+                + "\(foxTab.firstFrameMs ?? -1) ms; chromium \(chromeTab.videoCodec ?? "?") \(chromeTab.playbackQuality.fps ?? 0) fps, "
+                + "\(chromeTab.frames.freezes) freezes; encoder \(encoders[0]); status: \(status)"
+        )
+    }
+
+    /// A publisher that sends only H.264 (`--codecs h264`) refuses stock Firefox, and the page
+    /// shows why, naming what Firefox offered and what we send.
+    @Test func stockFirefoxIsRefusedWithAReasonWhenOnlyH264IsSent() throws {
+        let namespace = try NetworkNamespace(purpose: "firefox")
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(
+            directory,
+            seconds: 90,
+            arguments: ["--codecs", "h264"],
+            launcher: namespace.launcher
+        )
         let browser = try FirefoxViewer(
             url: "http://127.0.0.1:\(port)/rooms/123456",
             options: .init(seconds: 10, preferences: .stock, deadline: 100),
@@ -37,7 +103,9 @@ extension PublishEndToEndTests {
         #expect(refusal?.contains("VP8") == true, "\(publish.output)")
         publish.interrupt()
         signal.interrupt()
-        print("firefox \(summary.browser ?? "?") (stock), started in \(summary.startSeconds ?? -1) s: \(status)")
+        print(
+            "firefox \(summary.browser ?? "?") (stock, --codecs h264), started in \(summary.startSeconds ?? -1) s: \(status)"
+        )
     }
 
     /// With the preferences that make it offer H.264, Firefox plays the room page for 10 s:

@@ -57,6 +57,40 @@ def starts_key_frame(payload):
     return False
 
 
+def starts_vp8_key_frame(payload):
+    """True when a VP8 RTP payload (RFC 7741 section 4.2) begins a key frame: S=1 and PID=0 in
+    the descriptor, then the frame's first byte with P (bit 0) clear (RFC 6386 section 9.1)."""
+    if len(payload) < 1 or payload[0] & 0x10 == 0 or payload[0] & 0x07 != 0:
+        return False
+    offset = 1
+    if payload[0] & 0x80:
+        if len(payload) < 2:
+            return False
+        extension = payload[1]
+        offset = 2
+        if extension & 0x80:  # I: PictureID, 7 or 15 bits
+            if len(payload) <= offset:
+                return False
+            offset += 2 if payload[offset] & 0x80 else 1
+        if extension & 0x40:  # L: TL0PICIDX
+            offset += 1
+        if extension & 0x30:  # T or K: TID/Y/KEYIDX
+            offset += 1
+    return len(payload) > offset and payload[offset] & 0x01 == 0
+
+
+def starts_vp9_key_frame(payload):
+    """True when a VP9 RTP payload (RFC 9628 section 4.2) begins a key frame: B=1 and P=0."""
+    return len(payload) >= 1 and payload[0] & 0x08 != 0 and payload[0] & 0x40 == 0
+
+
+KEY_FRAME_STARTS = {
+    "video/h264": starts_key_frame,
+    "video/vp8": starts_vp8_key_frame,
+    "video/vp9": starts_vp9_key_frame,
+}
+
+
 def watch_video_packets(peer):
     """Shows the peer's recorder every video RTP packet before aiortc uses it, by wrapping the
     receiver's packet entry point (aiortc 1.16, pinned in scripts/setup.sh): the sequence numbers
@@ -70,12 +104,15 @@ def watch_video_packets(peer):
         codecs = getattr(receiver, "_RTCRtpReceiver__codecs", {})
         codec = codecs.get(packet.payload_type)
         mime = getattr(codec, "mimeType", "").lower()
-        if mime == "video/h264":
+        if mime in KEY_FRAME_STARTS:
             peer.video_ssrc = packet.ssrc
-            recorder.video_packet(packet.sequence_number, False, starts_key_frame(packet.payload))
+            peer.video_mime = mime
+            recorder.set("videoCodec", mime.split("/")[1].upper())
+            recorder.video_packet(packet.sequence_number, False, KEY_FRAME_STARTS[mime](packet.payload))
         elif mime == "video/rtx" and len(packet.payload) >= 2:
             original = int.from_bytes(packet.payload[:2], "big")
-            recorder.video_packet(original, True, starts_key_frame(packet.payload[2:]))
+            starts = KEY_FRAME_STARTS.get(peer.video_mime, starts_key_frame)
+            recorder.video_packet(original, True, starts(packet.payload[2:]))
         await handle(receiver, packet, arrival_time_ms)
 
     RTCRtpReceiver._handle_rtp_packet = watched
@@ -95,6 +132,8 @@ class AiortcPeer(room.Peer):
         self.tasks = []
         self.video_receiver = None
         self.video_ssrc = None
+        self.video_mime = None
+        self.video_codec = args.video_codec
 
     def versions(self):
         return {name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")} | {
@@ -131,6 +170,13 @@ class AiortcPeer(room.Peer):
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[], bundlePolicy=RTCBundlePolicy.MAX_BUNDLE))
         self._watch()
         video = self.pc.addTransceiver("video", direction="recvonly")
+        if self.video_codec:
+            # Only this codec and the RTX that repairs it, as a browser without H.264 offers.
+            wanted = f"video/{self.video_codec}"
+            codecs = RTCRtpReceiver.getCapabilities("video").codecs
+            chosen = [c for c in codecs if c.mimeType.lower() == wanted]
+            chosen += [c for c in codecs if c.mimeType.lower() == "video/rtx"]
+            video.setCodecPreferences(chosen)
         self.pc.addTransceiver("audio", direction="recvonly")
         self.video_receiver = video.receiver
         # setLocalDescription gathers every candidate before it returns (aiortc does not trickle),

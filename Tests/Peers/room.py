@@ -109,6 +109,12 @@ def parse_arguments(peer_name):
         "(http://HOST:PORT/rooms/ROOM/whep/PUBLISHER), DELETE the session at the end",
     )
     parser.add_argument(
+        "--video-codec",
+        choices=("h264", "vp8", "vp9"),
+        help="offer only this video codec (and its RTX), as a browser without H.264 does; "
+        "default: the stack's own list",
+    )
+    parser.add_argument(
         "--deadline",
         type=float,
         metavar="SECONDS",

@@ -55,6 +55,8 @@ public final class WebRTCSubscriber {
         public var wrongFingerprint = false
         /// Subscribe over WHEP at this URL instead of the room's protocol.
         public var whep: String?
+        /// Offer only this video codec ("vp8", "h264"), as a browser without H.264 does.
+        public var videoCodec: String?
 
         public init(
             seconds: Double = 5,
@@ -67,9 +69,11 @@ public final class WebRTCSubscriber {
             token: String? = nil,
             dropMediaAfter: Double? = nil,
             wrongFingerprint: Bool = false,
-            whep: String? = nil
+            whep: String? = nil,
+            videoCodec: String? = nil
         ) {
             self.whep = whep
+            self.videoCodec = videoCodec
             self.dropMediaAfter = dropMediaAfter
             self.wrongFingerprint = wrongFingerprint
             self.seconds = seconds
@@ -144,6 +148,7 @@ public final class WebRTCSubscriber {
         ]
         let optional: [(String, String?)] = [
             ("--ice-address", options.iceAddress),
+            ("--video-codec", options.videoCodec),
             ("--send-pli-at", options.sendPLIAt.map { "\($0)" }),
             ("--kill-after", options.killAfter.map { "\($0)" }),
             ("--wait-publisher", options.waitPublisher.map { "\($0)" }),
@@ -282,6 +287,8 @@ public struct WebRTCSummary: Decodable, Sendable {
     public var audio: Audio
     /// The WHEP exchange, when the peer subscribed over WHEP.
     public var whep: WHEP?
+    /// The codec of the video packets that arrived ("H264", "VP8"; aiortc only).
+    public var videoCodec: String?
 
     public struct WHEP: Decodable, Sendable {
         public var url: String

@@ -17,11 +17,15 @@ TOOLS = {
     "gstreamer": "GStreamer",
     "floor": "floor (H264Encoder alone)",
     "floor-av": "floor (x264 + Opus alone)",
+    "floor-vp8": "second encoder: VP8 alone (libvpx)",
+    "floor-vp9": "second encoder: VP9 alone (libvpx)",
 }
 # A baseline revision's rtc-publish (BENCH_BASELINE): its rows' tool is "rtc-publish@<short sha>",
 # built from that revision in out/bench/baseline/<short sha> and run beside this tree's.
 BASELINE_PREFIX = "rtc-publish@"
-FLOORS = ("floor", "floor-av")  # `rtc-encode floor` without and with --audio: unpaced only, no sink
+# `rtc-encode floor` without and with --audio, and with --codec vp8|vp9 (the encoder viewers
+# without H.264 add): unpaced only, no sink.
+FLOORS = ("floor", "floor-av", "floor-vp8", "floor-vp9")
 # The macro table's rows, in order.
 MACRO_ROWS = [
     ("rtc-publish", "paced"),
@@ -32,6 +36,8 @@ MACRO_ROWS = [
     ("gstreamer", "unpaced"),
     ("floor", "unpaced"),
     ("floor-av", "unpaced"),
+    ("floor-vp8", "unpaced"),
+    ("floor-vp9", "unpaced"),
 ]
 # The rows whose instructions callgrind counts.
 INSTRUCTION_TOOLS = ("rtc-publish", "ffmpeg", "gstreamer", "floor")

@@ -31,6 +31,15 @@ public struct WebRTCArguments: ParsableArguments {
         )
     )
     public var maxViewers = PublishOptions.defaultMaxViewers
+    @Option(
+        help: ArgumentHelp(
+            "WebRTC: video codecs viewers may get, most preferred first (h264, vp8, vp9).",
+            discussion:
+                "A viewer gets the first its offer has. VP8 and VP9 come from a second encoder on the same "
+                + "pictures, running only while such a viewer watches; SDES receivers and WHIP get H.264."
+        )
+    )
+    public var codecs = "h264,vp8,vp9"
     @Option(help: "WebRTC: DTLS certificate (PEM), with --dtls-key; default a fresh ECDSA P-256 one.")
     public var dtlsCert: String?
     @Option(help: "WebRTC: the DTLS certificate's private key (PEM).") public var dtlsKey: String?

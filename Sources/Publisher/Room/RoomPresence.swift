@@ -239,7 +239,7 @@ struct RoomPresence {
     }
 
     private func removeSubscriber(_ uid: String, reason: String) {
-        let removed = control.sender.withLock { $0.removeDestination(id: "sub:\(uid)", reason: reason) }
+        let removed = control.removeDestination(id: "sub:\(uid)", reason: reason)
         if removed {
             control.statistics.withLock { $0.subscribers -= 1 }
             output.progress("subscriber \(uid) left (\(reason)); no longer sent to")
@@ -276,8 +276,9 @@ struct RoomPresence {
         switch webRTC.handle(notice) {
         case .none:
             break
-        case .connected(let link):
-            control.requestKeyFrameThroughLimiter()  // The new viewer decodes from the next key frame.
+        case .connected(let link, let group):
+            // The new viewer decodes from the next key frame of its stream.
+            if let group { group.requestKeyFrameThroughLimiter() } else { control.requestKeyFrameThroughLimiter() }
             control.statistics.withLock { $0.subscribers += 1 }
             let pair = link.pair.map { "\($0)" } ?? "?"
             control.statistics.withLock {

@@ -1,6 +1,7 @@
 import CongestionControl
 import Ingest
 import MediaPipeline
+import SDP
 import SRTP
 import SendEngine
 import Transport
@@ -50,6 +51,9 @@ public struct PublishOptions: Sendable {
     /// viewer one SRTP protect and send per packet: the benchmarks hold 100 at 720p30 on two
     /// cores (Docs/benchmarks.md), so 100 is the default; a larger host may raise it.
     public var maxViewers = PublishOptions.defaultMaxViewers
+    /// `--codecs`: what a WebRTC viewer may get, most preferred first (JSEP answers the first
+    /// its offer has); VP8 and VP9 come from a second encoder (`CodecGroup`).
+    public var codecs: [VideoCodec] = [.h264, .vp8, .vp9]
     public static let defaultMaxViewers = 100
     /// `--ice-ports MIN-MAX`: WebRTC's ICE host candidates (subscribers' and `--whip`'s) bind
     /// only UDP ports in this range, for firewalls and traffic shaping; nil: any port.

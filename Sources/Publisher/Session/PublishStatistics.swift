@@ -87,8 +87,18 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             ? "" : " (\(new.cadence)\(new.lastQuantizer.map { " qp \($0)" } ?? ""))"
         // The frame rate `--content-hint detail|text` holds changed pictures to.
         let governed = new.governedFrameRate.map { " (held to \(fixedDecimal($0, places: 1)) fps)" } ?? ""
+        // The second encoders: each codec's rate and viewers while it runs.
+        let encoders = new.encoders.enumerated().map { index, encoder -> String in
+            guard encoder.running else { return " | \(encoder.codec) off" }
+            let before = old.encoders.indices.contains(index) ? old.encoders[index] : EncoderStatistics(codec: "")
+            let fps = Double(encoder.frames - before.frames) / s
+            let kbps = Double(encoder.bytes - before.bytes) * 8 / s / 1000
+            return " | \(encoder.codec) \(fixedDecimal(fps, places: 1)) fps \(fixedDecimal(kbps, places: 0)) kbit/s"
+                + " to \(encoder.viewers) viewer\(encoder.viewers == 1 ? "" : "s")"
+        }
+        .joined()
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)\(governed)"
-            + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
+            + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s\(encoders) | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
             + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"
             + " | signaling \(new.signaling)\(capture)\(sound)\(whip)\(viewers)\(rate)\(feedback)"

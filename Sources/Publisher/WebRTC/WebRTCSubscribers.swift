@@ -24,6 +24,8 @@ final class WebRTCSubscribers: @unchecked Sendable {
         var transport: WebRTCTransport
         var answer: WebRTCAnswer
         var machine: WebRTCViewerStateMachine
+        /// The codec group it watches (VP8, VP9); nil: the H.264 stream.
+        var group: CodecGroup?
     }
 
     /// One transport event of one subscriber.
@@ -49,8 +51,9 @@ final class WebRTCSubscribers: @unchecked Sendable {
     /// What a transport event leaves for the room to do.
     enum Outcome {
         case none
-        /// A destination now: the room asks for a key frame, counts it and says so.
-        case connected(WebRTCLink)
+        /// A destination now: the room asks its stream (`group`, or H.264) for a key frame,
+        /// counts it and says so.
+        case connected(WebRTCLink, group: CodecGroup?)
         /// Sent to on the new pair from now on.
         case pathChanged(WebRTCLink)
         /// Out of the table: the room removes its destination, releases it, says why.
@@ -107,20 +110,9 @@ final class WebRTCSubscribers: @unchecked Sendable {
         source.transport = transport
         let candidates = try await transport.gatherCandidates()
         let answer: WebRTCAnswer
+        let group: CodecGroup?
         do {
-            answer = try control.sender.withLock { sender in
-                guard let sets = sender.parameterSets else { throw PublishError("no key frame encoded yet") }
-                return try WebRTCAnswer(
-                    answering: offer,
-                    configuration: WebRTCAnswer.Configuration(
-                        sender: sender,
-                        transport: transport,
-                        options: options,
-                        sps: sets.sps,
-                        candidates: candidates
-                    )
-                )
-            }
+            (answer, group) = try answerWithTheViewersCodec(offer, transport: transport, candidates: candidates)
         } catch let error as JSEPError {
             transport.stop()
             throw PublishError("offer refused: \(error.reason)")
@@ -130,7 +122,7 @@ final class WebRTCSubscribers: @unchecked Sendable {
         }
         let ready = machine.receive(.answerReady)
         let replaced = viewers.withLock { viewers -> WebRTCTransport? in
-            let viewer = Viewer(transport: transport, answer: answer, machine: machine)
+            let viewer = Viewer(transport: transport, answer: answer, machine: machine, group: group)
             let previous = viewers.updateValue(viewer, forKey: subscriber)
             report(ready.report, of: subscriber)
             guard var previous, previous.machine.receive(.replaced).action == .stopTransport else { return nil }
@@ -143,6 +135,38 @@ final class WebRTCSubscribers: @unchecked Sendable {
             throw PublishError("cannot start ICE and DTLS: \(error)")
         }
         return answer.sdp
+    }
+
+    /// The answer, on the stream of the first of `--codecs` the offer has: H.264 on the main
+    /// sender; VP8 or VP9 on that codec's group (made, with its sender, on the first such
+    /// viewer). An offer with none is refused with both sides' codecs (`JSEPError`).
+    private func answerWithTheViewersCodec(
+        _ offer: WebRTCOffer,
+        transport: WebRTCTransport,
+        candidates: [ICECandidate]
+    ) throws -> (WebRTCAnswer, CodecGroup?) {
+        let sps = try control.sender.withLock { sender in
+            guard let sets = sender.parameterSets else { throw PublishError("no key frame encoded yet") }
+            return sets.sps
+        }
+        guard sps.count >= 4 else { throw PublishError("no key frame encoded yet") }
+        let profile = H264ProfileLevelID(profileIDC: sps[1], constraints: sps[2], levelIDC: sps[3])
+        let codec = offer.videoCodec(preferring: options.codecs, sending: profile)
+        let group = try codec.flatMap { $0 == .h264 ? nil : try control.group(for: $0) }
+        let answer = try (group?.sender ?? control.sender).withLock { sender in
+            var configuration = try WebRTCAnswer.Configuration(
+                sender: sender,
+                transport: transport,
+                options: options,
+                sps: sps,
+                candidates: candidates
+            )
+            // The chosen codec alone, as its stream's SSRCs are in the configuration; none
+            // chosen: all of them, so the refusal names every codec we send.
+            configuration.video?.codecs = codec.map { [$0] } ?? options.codecs
+            return try WebRTCAnswer(answering: offer, configuration: configuration)
+        }
+        return (answer, group)
     }
 
     /// The answer to `subscriber` failed or could not be sent: its viewer is refused, its
@@ -179,14 +203,14 @@ final class WebRTCSubscribers: @unchecked Sendable {
         case (.addDestination, .connected(let link)):
             do {
                 try connect(notice.subscriber, link: link, viewer: viewer)
-                return .connected(link)
+                return .connected(link, group: viewer.group)
             } catch {
                 return failed(notice, reason: "cannot send to it: \(error)")
             }
         case (.changePath, .pathChanged(let link)):
             do {
                 // False only when the destination is already gone (a removal raced the switch): nothing to move.
-                _ = try control.sender.withLock {
+                _ = try (viewer.group?.sender ?? control.sender).withLock {
                     try $0.replaceWebRTCPath(id: "sub:\(notice.subscriber)", link: link, transport: viewer.transport)
                 }
                 return .pathChanged(link)
@@ -257,7 +281,7 @@ final class WebRTCSubscribers: @unchecked Sendable {
 
     /// The destination a connected viewer gets: its payload types, RTX when it offered RTX.
     private func connect(_ subscriber: String, link: WebRTCLink, viewer: Viewer) throws {
-        try control.sender.withLock { sender in
+        try (viewer.group?.sender ?? control.sender).withLock { sender in
             let rtx = viewer.answer.video?.retransmissionPayloadType
             let payloadTypes = PayloadTypeRewrite(
                 sentVideo: sender.configuration.videoPayloadType,
