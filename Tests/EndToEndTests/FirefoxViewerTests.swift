@@ -68,6 +68,47 @@ extension PublishEndToEndTests {
         )
     }
 
+    /// `--codecs vp9,vp8`: stock Firefox, which offers VP8 first, gets VP9 (profile 0, RFC 9628
+    /// non-flexible mode) and plays it: ≥ 27 fps, no freeze, timecodes in order.
+    @Test func stockFirefoxGetsVP9WhenThePublisherPrefersIt() throws {
+        let namespace = try NetworkNamespace(purpose: "firefox")
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(
+            directory,
+            seconds: 90,
+            arguments: ["--codecs", "vp9,vp8"],
+            launcher: namespace.launcher
+        )
+        let browser = try FirefoxViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 8, preferences: .stock, deadline: 100),
+            directory: directory,
+            launcher: namespace.launcher
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 110), "\(browser.output)")
+        publish.interrupt()
+        #expect(publish.waitForExit(deadlineSeconds: 20), "\(publish.output)")
+        signal.interrupt()
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        #expect(tab.videoCodec == "video/VP9", "\(tab.videoCodec ?? "no codec"): \(tab.overlay ?? "")")
+        #expect((tab.frames.fps ?? 0) >= 27, "\(tab.frames)")
+        #expect(tab.frames.freezes == 0, "\(tab.frames)")
+        #expect(Double(tab.timecodes.count) >= 0.8 * 30 * 8, "\(tab.timecodes)")
+        #expect(tab.timecodes.inOrder, "\(tab.timecodes)")
+        let encoders = try Self.lastEncoders(directory)
+        #expect(encoders.first?["codec"] as? String == "VP9", "\(encoders)")
+        let frames = encoders.first?["frames"] as? Int ?? 0
+        let nanoseconds = encoders.first?["encodeNanoseconds"] as? Int ?? 0
+        print(
+            "firefox (stock, --codecs vp9,vp8): \(tab.videoCodec ?? "?") \(tab.frames.fps ?? 0) fps, "
+                + "\(tab.frames.freezes) freezes (max gap \(tab.frames.maxGapMs ?? -1) ms), timecodes "
+                + "\(tab.timecodes.count) in order \(tab.timecodes.inOrder); VP9 encoder \(frames) frames, "
+                + "\(String(format: "%.2f", Double(nanoseconds) / Double(max(frames, 1)) / 1e6)) ms each"
+        )
+    }
+
     /// A publisher that sends only H.264 (`--codecs h264`) refuses stock Firefox, and the page
     /// shows why, naming what Firefox offered and what we send.
     @Test func stockFirefoxIsRefusedWithAReasonWhenOnlyH264IsSent() throws {

@@ -179,13 +179,13 @@ extension PublishEndToEndTests {
         )
         // Malformed and unservable offers, straight from a signaling client: what is not shaped
         // as SDP lines rtc-signal refuses itself; an SDP that is no WebRTC offer, and one
-        // without H.264, the publisher refuses, each naming why.
+        // with only AV1 (none of H.264, VP8, VP9), the publisher refuses, each naming why.
         let refusals = try Self.subscribeWithOffers(
             port: port,
             [
                 "v=0\r\nthis is not SDP\r\n",
                 "v=0\r\nx=this is not a WebRTC offer\r\n",
-                Self.offerWithoutH264,
+                Self.offerWithNoCodecWeSend,
             ]
         )
         #expect(refusals.count == 3, "\(refusals)")
@@ -199,7 +199,8 @@ extension PublishEndToEndTests {
             "\(refusals)"
         )
         #expect(refusals.dropFirst().first?.contains("line 2") ?? false, "\(refusals)")
-        #expect(refusals.last?.contains("H.264") ?? false, "\(refusals)")
+        #expect(refusals.last?.contains("we send H264, VP8, VP9") ?? false, "\(refusals)")
+        #expect(refusals.last?.contains("AV1/90000") ?? false, "\(refusals)")
         #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.everything)")
         // Every refusal the publisher made (rtc-signal may refuse what is not SDP itself).
         let refusedLines = publish.errors.split(separator: "\n").filter {

@@ -73,13 +73,13 @@ extension PublishEndToEndTests {
         }
     }
 
-    /// A well-formed WebRTC offer (BUNDLE, ICE, DTLS, rtcp-mux) whose video is VP8 only.
-    static let offerWithoutH264 = [
+    /// A well-formed WebRTC offer (BUNDLE, ICE, DTLS, rtcp-mux) whose video is AV1 only.
+    static let offerWithNoCodecWeSend = [
         "v=0", "o=- 4611731400430051336 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0 1",
         "a=msid-semantic: WMS", "m=video 9 UDP/TLS/RTP/SAVPF 96", "c=IN IP4 0.0.0.0", "a=rtcp:9 IN IP4 0.0.0.0",
         "a=ice-ufrag:Xq3b", "a=ice-pwd:ZaJ4vW3iW4mKkTVF3O0pQX0u", "a=ice-options:trickle",
         "a=fingerprint:sha-256 " + (0..<32).map { String(format: "%02X", $0) }.joined(separator: ":"),
-        "a=setup:actpass", "a=mid:0", "a=recvonly", "a=rtcp-mux", "a=rtcp-rsize", "a=rtpmap:96 VP8/90000",
+        "a=setup:actpass", "a=mid:0", "a=recvonly", "a=rtcp-mux", "a=rtcp-rsize", "a=rtpmap:96 AV1/90000",
         "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli",
         "a=candidate:1 1 udp 2130706431 127.0.0.1 9 typ host", "a=end-of-candidates",
         "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=rtcp:9 IN IP4 0.0.0.0", "a=ice-ufrag:Xq3b",

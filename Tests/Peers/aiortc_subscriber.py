@@ -133,7 +133,8 @@ class AiortcPeer(room.Peer):
         self.video_receiver = None
         self.video_ssrc = None
         self.video_mime = None
-        self.video_codec = args.video_codec
+        # Janus's subscriber script builds its own arguments, without this option.
+        self.video_codec = getattr(args, "video_codec", None)
 
     def versions(self):
         return {name: importlib.metadata.version(name) for name in ("aiortc", "aioice", "av", "pylibsrtp")} | {
