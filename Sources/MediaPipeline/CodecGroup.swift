@@ -12,39 +12,12 @@ import SendEngine
 public final class CodecGroup: Sendable {
     public let codec: VideoCodec
     public let sender: Locked<MediaSender>
-    private let keyFrameRequested = Locked(false)
-    private let bitrateRequest = Locked<Int?>(nil)
+    /// Its encoder's key-frame and bitrate requests (its viewers' PLI/FIR, joins, targets).
+    public let requests: EncoderRequests
 
     init(codec: VideoCodec, sender: MediaSender) {
         self.codec = codec
         self.sender = Locked(sender)
-    }
-
-    /// The group's next picture is a key frame (a viewer joined, or asked with PLI/FIR).
-    public func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
-
-    /// A room's request, through this group's limiter (as `MediaControl.requestKeyFrameThroughLimiter`).
-    @discardableResult
-    public func requestKeyFrameThroughLimiter() -> Bool {
-        let granted = sender.withLock { $0.requestKeyFrameFromRoom(at: MonotonicClock.now()) }
-        if granted { requestKeyFrame() }
-        return granted
-    }
-
-    func takeKeyFrameRequest() -> Bool {
-        keyFrameRequested.withLock { requested in
-            defer { requested = false }
-            return requested
-        }
-    }
-
-    /// The group's viewers' feedback moved its target: its encoder takes it before its next frame.
-    func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
-
-    func takeBitrateRequest() -> Int? {
-        bitrateRequest.withLock { request in
-            defer { request = nil }
-            return request
-        }
+        requests = EncoderRequests(sender: self.sender)
     }
 }

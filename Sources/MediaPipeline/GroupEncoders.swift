@@ -60,7 +60,7 @@ final class GroupEncoders {
         }
         var owed = false
         for slot in slots {
-            if slot.group.takeKeyFrameRequest() { slot.keyFrameOwed = true }
+            if slot.group.requests.takeKeyFrameRequest() { slot.keyFrameOwed = true }
             if slot.keyFrameOwed, slot.group.sender.withLock({ !$0.destinations.isEmpty }) { owed = true }
         }
         return owed
@@ -69,7 +69,7 @@ final class GroupEncoders {
     /// Encodes `picture` for every group with viewers and sends it to them.
     func encode(_ picture: VideoFrame) {
         for slot in slots {
-            if let kbps = slot.group.takeBitrateRequest() {
+            if let kbps = slot.group.requests.takeBitrateRequest() {
                 slot.targetKbps = kbps
                 try? slot.encoder?.setBitrate(kbps: kbps)
             }

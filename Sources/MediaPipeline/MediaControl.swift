@@ -13,8 +13,8 @@ public final class MediaControl: Sendable {
     /// Encoded media from the media thread to the sender thread.
     public let outbox = SendQueue()
     public let statistics = Locked(MediaStatistics())
-    private let keyFrameRequested = Locked(false)
-    private let bitrateRequest = Locked<Int?>(nil)
+    /// The H.264 encoder's key-frame and bitrate requests.
+    public let requests: EncoderRequests
     private let stopRequested = Locked(false)
     /// Whether the cadence holds a still picture (Docs/cadence.md), as the media thread last said.
     private let still = Locked(false)
@@ -28,6 +28,7 @@ public final class MediaControl: Sendable {
 
     public init(sender: MediaSender) {
         self.sender = Locked(sender)
+        requests = EncoderRequests(sender: self.sender)
         (stillChanges, stillSink) = AsyncStream.makeStream(of: Bool.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -69,38 +70,17 @@ public final class MediaControl: Sendable {
     /// Whether the picture is still now.
     public var isStill: Bool { still.withLock { $0 } }
 
-    /// The next frame is encoded as an IDR (a new viewer, a player that just bound its ports).
-    public func requestKeyFrame() { keyFrameRequested.withLock { $0 = true } }
+    /// The next frame is encoded as an IDR (`EncoderRequests.requestKeyFrame`).
+    public func requestKeyFrame() { requests.requestKeyFrame() }
 
-    /// A key-frame request from the room (a member's signal, a new viewer), through the
-    /// sender's limiter (`MediaSender.requestKeyFrameFromRoom`). True when the next frame will be
-    /// an IDR; false when the request was merged into a later key frame (counted as coalesced;
-    /// the sender thread grants it when the interval has passed).
+    /// A key-frame request from the room, through the sender's limiter; true when the next frame
+    /// will be an IDR (`EncoderRequests.requestKeyFrameThroughLimiter`).
     @discardableResult
-    public func requestKeyFrameThroughLimiter() -> Bool {
-        let granted = sender.withLock { $0.requestKeyFrameFromRoom(at: MonotonicClock.now()) }
-        if granted { requestKeyFrame() }
-        return granted
-    }
+    public func requestKeyFrameThroughLimiter() -> Bool { requests.requestKeyFrameThroughLimiter() }
 
-    /// Reads and clears the key-frame request.
-    func takeKeyFrameRequest() -> Bool {
-        keyFrameRequested.withLock { requested in
-            defer { requested = false }
-            return requested
-        }
-    }
-
-    /// Receivers' feedback moved the target: the encoder takes it before its next frame.
-    func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
-
-    /// Reads and clears the newest bitrate request.
-    func takeBitrateRequest() -> Int? {
-        bitrateRequest.withLock { request in
-            defer { request = nil }
-            return request
-        }
-    }
+    func takeKeyFrameRequest() -> Bool { requests.takeKeyFrameRequest() }
+    func requestBitrate(kbps: Int) { requests.requestBitrate(kbps: kbps) }
+    func takeBitrateRequest() -> Int? { requests.takeBitrateRequest() }
 
     public func stop() { stopRequested.withLock { $0 = true } }
     public var isStopped: Bool { stopRequested.withLock { $0 } }

@@ -138,8 +138,8 @@ public final class SenderThread: @unchecked Sendable {
         if let target = actions.targetBitrate { control.requestBitrate(kbps: target / 1000) }
         for group in groups {
             let actions = group.sender.withLock { $0.pollFeedback(now: now, readable: readable) }
-            if actions.keyFrameRequested { group.requestKeyFrame() }
-            if let target = actions.targetBitrate { group.requestBitrate(kbps: target / 1000) }
+            if actions.keyFrameRequested { group.requests.requestKeyFrame() }
+            if let target = actions.targetBitrate { group.requests.requestBitrate(kbps: target / 1000) }
         }
     }
 }

@@ -41,20 +41,8 @@ public struct VP8Depacketizer: Sendable {
         }
     }
 
-    public struct Statistics: Sendable, Hashable {
-        /// Packets missing from the sequence-number series.
-        public var lostPackets = 0
-        /// Same sequence number as the previous packet.
-        public var duplicatePackets = 0
-        /// Sequence number behind the previous packet.
-        public var latePackets = 0
-        /// Packets rejected as malformed.
-        public var malformedPackets = 0
-        /// Frames handed out incomplete.
-        public var incompleteFrames = 0
-
-        public init() {}
-    }
+    /// Lost, duplicate, late and malformed packets; incomplete frames.
+    public typealias Statistics = VPXDepacketizerStatistics
 
     public let limits: Limits
     public private(set) var statistics = Statistics()
@@ -91,19 +79,7 @@ public struct VP8Depacketizer: Sendable {
         timestamp: UInt32,
         marker: Bool
     ) throws(RTPError) -> [VP8Frame] {
-        switch assembly.arrive(sequenceNumber) {
-        case .duplicate:
-            statistics.duplicatePackets += 1
-            return []
-        case .late:
-            statistics.latePackets += 1
-            return []
-        case .next(let lost):
-            if lost > 0 {
-                statistics.lostPackets += lost
-                assembly.markIncomplete()
-            }
-        }
+        guard assembly.admit(sequenceNumber, counting: &statistics) else { return [] }
 
         let descriptor: VP8PayloadDescriptor
         let length: Int

@@ -37,6 +37,25 @@ struct VPXFrameAssembly: Sendable {
         return .next(lost: Int(distance) - 1)
     }
 
+    /// Counts `sequenceNumber`'s arrival in `statistics`: false for a duplicate or a late
+    /// packet (ignored); after a gap the open frame is incomplete.
+    mutating func admit(_ sequenceNumber: UInt16, counting statistics: inout VPXDepacketizerStatistics) -> Bool {
+        switch arrive(sequenceNumber) {
+        case .duplicate:
+            statistics.duplicatePackets += 1
+            return false
+        case .late:
+            statistics.latePackets += 1
+            return false
+        case .next(let lost):
+            if lost > 0 {
+                statistics.lostPackets += lost
+                markIncomplete()
+            }
+            return true
+        }
+    }
+
     mutating func markIncomplete() {
         open?.isComplete = false
     }
@@ -79,4 +98,20 @@ struct VPXFrameAssembly: Sendable {
         frame.isComplete = frame.isComplete && complete
         return frame
     }
+}
+
+/// What `VP8Depacketizer` and `VP9Depacketizer` count.
+public struct VPXDepacketizerStatistics: Sendable, Hashable {
+    /// Packets missing from the sequence-number series.
+    public var lostPackets = 0
+    /// Same sequence number as the previous packet.
+    public var duplicatePackets = 0
+    /// Sequence number behind the previous packet.
+    public var latePackets = 0
+    /// Packets rejected as malformed.
+    public var malformedPackets = 0
+    /// Frames handed out incomplete.
+    public var incompleteFrames = 0
+
+    public init() {}
 }

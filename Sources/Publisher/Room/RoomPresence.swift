@@ -278,7 +278,7 @@ struct RoomPresence {
             break
         case .connected(let link, let group):
             // The new viewer decodes from the next key frame of its stream.
-            if let group { group.requestKeyFrameThroughLimiter() } else { control.requestKeyFrameThroughLimiter() }
+            (group?.requests ?? control.media.requests).requestKeyFrameThroughLimiter()
             control.statistics.withLock { $0.subscribers += 1 }
             let pair = link.pair.map { "\($0)" } ?? "?"
             control.statistics.withLock {
