@@ -1,3 +1,4 @@
+import Cadence
 import Media
 import ProcessSupport
 import SDP
@@ -9,6 +10,13 @@ import VPX
 /// when the group has a destination (its first frame is a key frame) and closes when the last
 /// one leaves, so a codec nobody watches costs nothing; a new capture size reopens it. A
 /// failure closes that encoder and is counted; H.264 goes on.
+///
+/// Each encoder has its own `FrameCadence` (Docs/cadence.md), converged at libvpx's
+/// screen-content floor rather than x264's QP: a changed picture is coded when H.264 codes it,
+/// a still one is refreshed until *this* encoder converged (it may need longer than x264, or
+/// less), then repeated once a second with every block skipped (`VPXEncoder.encode`'s
+/// `idleRepeat`). A viewer's key-frame request on a still screen is coded for this group
+/// alone: the H.264 viewers get nothing extra.
 final class GroupEncoders {
     /// One group's encoder and what it was last asked.
     private final class Slot {
@@ -16,17 +24,19 @@ final class GroupEncoders {
         var encoder: VPXEncoder?
         /// The group's target, kbit/s; the encoder opens at it.
         var targetKbps: Int
-        /// A key frame is owed: asked for, or the encoder is new.
-        var keyFrameOwed = false
+        /// What this encoder does with the picture being decided (`prepare`).
+        var cadence: FrameCadence
+        var action: FrameCadence.Action = .skip
         /// The last frame's presentation time (90 kHz from the encoder's first picture): libvpx's
         /// rate control wants them increasing.
         var lastPTS: Int64 = -1
         var origin: UInt64 = 0
         var statistics: EncoderStatistics
 
-        init(group: CodecGroup, targetKbps: Int) {
+        init(group: CodecGroup, targetKbps: Int, cadence: FrameCadence.Configuration) {
             self.group = group
             self.targetKbps = targetKbps
+            self.cadence = FrameCadence(cadence)
             statistics = EncoderStatistics(codec: group.codec.encodingName)
         }
     }
@@ -34,58 +44,93 @@ final class GroupEncoders {
     private var slots: [Slot] = []
     /// `MediaControl.groups(into:)`'s copy, capacity kept.
     private var groups: [CodecGroup] = []
+    /// When the picture `prepare` decided on was captured: the cadences' clock.
+    private var decidedAt: UInt64 = 0
     private let control: MediaControl
     private let frameRate: Int
     /// Where a new group's encoder starts, kbit/s: H.264's start rate.
     private let startKbps: Int
     private let screenContent: Bool
+    /// Every group's cadence: H.264's limits and repeat interval, converged at libvpx's floor.
+    private let cadence: FrameCadence.Configuration
 
-    init(control: MediaControl, frameRate: Int, startKbps: Int, screenContent: Bool) {
+    init(
+        control: MediaControl,
+        frameRate: Int,
+        startKbps: Int,
+        screenContent: Bool,
+        cadence: FrameCadence.Configuration
+    ) {
         self.control = control
         self.frameRate = frameRate
         self.startKbps = startKbps
         self.screenContent = screenContent
+        var own = cadence
+        own.convergedQP =
+            screenContent ? VPXEncoder.screenContentMinimumQuantizer : VPXEncoder.quantizerRange.lowerBound
+        self.cadence = own
         groups.reserveCapacity(4)
     }
 
-    /// Picks up new groups and their key-frame requests before the cadence decides: true when
-    /// some group with viewers owes a key frame, so the picture must be encoded even if the
-    /// screen is still.
-    func prepare() -> Bool {
+    /// Decides, for every group with viewers, what its encoder does with the picture captured
+    /// at `now` (`changed`: as H.264's cadence was told, after the frame-rate governor). True
+    /// when some group codes it, so it must be converted even if H.264 skips it.
+    func prepare(changed: Bool, at now: UInt64) -> Bool {
+        decidedAt = now
         control.groups(into: &groups)
         if groups.count != slots.count {
             for group in groups where !slots.contains(where: { $0.group === group }) {
-                slots.append(Slot(group: group, targetKbps: startKbps))
+                slots.append(Slot(group: group, targetKbps: startKbps, cadence: cadence))
             }
         }
-        var owed = false
+        var wanted = false
+        var closed = false
         for slot in slots {
-            if slot.group.requests.takeKeyFrameRequest() { slot.keyFrameOwed = true }
-            if slot.keyFrameOwed, slot.group.sender.withLock({ !$0.destinations.isEmpty }) { owed = true }
+            if slot.group.requests.takeKeyFrameRequest() { slot.cadence.requestKeyFrame() }
+            let viewers = slot.group.sender.withLock { $0.destinations.count }
+            slot.statistics.viewers = viewers
+            guard viewers > 0 else {
+                // Nobody watches: the encoder closes now, not at the next coded picture.
+                slot.action = .skip
+                if slot.encoder != nil {
+                    close(slot)
+                    closed = true
+                }
+                continue
+            }
+            // A new encoder's first frame is a key frame, whatever the screen does.
+            if slot.encoder == nil { slot.cadence.requestKeyFrame() }
+            slot.action = slot.cadence.picture(changed: changed, at: now)
+            switch slot.action {
+            case .skip: slot.statistics.stillPictures += 1
+            case .refresh: slot.statistics.refreshes += 1
+            case .idleRepeat: slot.statistics.idleRepeats += 1
+            case .encode, .keyFrame: break
+            }
+            if slot.action.encodes { wanted = true }
         }
-        return owed
+        // A picture some group codes publishes in `encode`; a close must show now.
+        if closed, !wanted { publish() }
+        return wanted
     }
 
-    /// Encodes `picture` for every group with viewers and sends it to them.
+    /// Codes `picture` as each group's cadence decided in `prepare` and sends it to its viewers.
     func encode(_ picture: VideoFrame) {
         for slot in slots {
             if let kbps = slot.group.requests.takeBitrateRequest() {
                 slot.targetKbps = kbps
                 try? slot.encoder?.setBitrate(kbps: kbps)
             }
-            let viewers = slot.group.sender.withLock { $0.destinations.count }
-            guard viewers > 0 else {
-                if slot.encoder != nil { close(slot) }
-                continue
-            }
+            let action = slot.action
+            slot.action = .skip
+            guard action.encodes else { continue }
             do {
-                try encode(picture, in: slot)
+                try encode(picture, action: action, in: slot)
             } catch {
                 slot.statistics.failures += 1
                 slot.statistics.lastError = "\(error)"
                 close(slot)
             }
-            slot.statistics.viewers = viewers
         }
         publish()
     }
@@ -95,7 +140,7 @@ final class GroupEncoders {
         for slot in slots where slot.encoder != nil { close(slot) }
     }
 
-    private func encode(_ picture: VideoFrame, in slot: Slot) throws {
+    private func encode(_ picture: VideoFrame, action: FrameCadence.Action, in slot: Slot) throws {
         let encoder: VPXEncoder
         if let open = slot.encoder, open.configuration.width == picture.width,
             open.configuration.height == picture.height
@@ -117,16 +162,24 @@ final class GroupEncoders {
             slot.lastPTS = -1
             slot.statistics.running = true
             slot.statistics.opened += 1
-            slot.keyFrameOwed = false  // its first frame is one
         }
-        let key = slot.keyFrameOwed
-        slot.keyFrameOwed = false
         let started = MonotonicClock.now()
         let elapsed = picture.captureTime >= slot.origin ? picture.captureTime - slot.origin : 0
         let pts = max(Int64(elapsed / 100_000 * 9), slot.lastPTS + 1)
         slot.lastPTS = pts
-        guard let frame = try encoder.encode(picture, pts90k: pts, forceKeyFrame: key) else { return }
+        guard
+            let frame = try encoder.encode(
+                picture,
+                pts90k: pts,
+                forceKeyFrame: action == .keyFrame,
+                idleRepeat: action == .idleRepeat
+            )
+        else { return }
         slot.statistics.encodeNanoseconds += Int(MonotonicClock.now() &- started)
+        if action != .idleRepeat, let quantizer = frame.quantizer {
+            slot.cadence.encoded(qp: quantizer, at: decidedAt)
+        }
+        slot.statistics.cadence = slot.cadence.state.name
         try slot.group.sender.withLock { sender in
             try sender.send(
                 vpxFrame: frame.data[...],
@@ -145,8 +198,9 @@ final class GroupEncoders {
 
     private func close(_ slot: Slot) {
         slot.encoder = nil
+        slot.cadence = FrameCadence(cadence)
         slot.statistics.running = false
-        slot.statistics.viewers = 0
+        slot.statistics.cadence = nil
     }
 
     /// One lock pass for all groups' counters.
@@ -174,6 +228,12 @@ public struct EncoderStatistics: Sendable, Codable, Equatable {
     public var bytes = 0
     public var encodeNanoseconds = 0
     public var lastQuantizer: Int?
+    /// Its own cadence (Docs/cadence.md): the state, and the pictures it did not code, refreshed
+    /// and repeated.
+    public var cadence: String?
+    public var stillPictures = 0
+    public var refreshes = 0
+    public var idleRepeats = 0
     public var targetKbps = 0
     public var failures = 0
     public var lastError: String?

@@ -174,10 +174,10 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         }
         // Nothing changed (pixels or cursor) and the cadence wants no picture: no conversion.
         let changed = !grab.changed.isEmpty || grab.sizeChanged
-        let action = videoPath.nextAction(changed: changed, at: captureTime)
+        let work = videoPath.nextAction(changed: changed, at: captureTime)
         // A changed grab the frame-rate governor held back is still converted: the converter
         // updates only what changed, so its planes must not miss a change.
-        guard action.encodes || changed else { return true }
+        guard work.encodes || changed else { return true }
         let frame: VideoFrame
         if !changed, let last = try converter.lastPicture(captureTime: captureTime),
             last.width == videoPath.width, last.height == videoPath.height
@@ -195,8 +195,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             convertTotal &+= MonotonicClock.now() &- convertStart
             conversions += 1
         }
-        guard action.encodes else { return true }
-        try videoPath.encode(frame, action: action, receivedAt: captureTime)
+        guard work.encodes else { return true }
+        try videoPath.encode(frame, work: work, receivedAt: captureTime)
         return true
     }
 

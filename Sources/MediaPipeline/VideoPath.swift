@@ -57,7 +57,8 @@ public final class VideoPath {
             control: control,
             frameRate: encoder.configuration.frameRate,
             startKbps: encoder.bitrateKbps,
-            screenContent: contentHint != .motion
+            screenContent: contentHint != .motion,
+            cadence: cadence
         )
     }
 
@@ -103,16 +104,15 @@ public final class VideoPath {
         if frame.width != width || frame.height != height {
             frame = try converter.convert(RawVideoFrame(frame), width: width, height: height)
         }
-        let action = nextAction(changed: !stillDetector.isUnchanged(frame), at: receivedAt)
-        guard action.encodes else { return }
-        try encode(frame, action: action, receivedAt: receivedAt)
+        let work = nextAction(changed: !stillDetector.isUnchanged(frame), at: receivedAt)
+        guard work.encodes else { return }
+        try encode(frame, work: work, receivedAt: receivedAt)
     }
 
     /// What to do with the picture captured at `now`: counts it, takes a pending key-frame
     /// request, and asks the cadence. `.skip` means the picture need not even be converted.
-    func nextAction(changed: Bool, at now: UInt64) -> FrameCadence.Action {
+    func nextAction(changed: Bool, at now: UInt64) -> PictureWork {
         if control.takeKeyFrameRequest() { cadence.requestKeyFrame() }
-        let groupOwesKeyFrame = groupEncoders.prepare()
         scheduleWave(at: now)
         counts.framesIn += 1
         if changed || owesPicture, !governor.admits(changedPictureAt: now, force: cadence.keyFrameWanted) {
@@ -121,13 +121,12 @@ public final class VideoPath {
             owesPicture = true
             counts.framesGoverned += 1
             publishCounts { _ in }
-            return .skip
+            return PictureWork(h264: .skip, groups: false)
         }
-        var action = cadence.picture(changed: changed || owesPicture, at: now, refreshing: encoder.isRefreshing)
+        let admitted = changed || owesPicture
+        let action = cadence.picture(changed: admitted, at: now, refreshing: encoder.isRefreshing)
         owesPicture = false
-        // A codec group's viewer asked for a key frame of a still screen: the picture is encoded
-        // for it, and H.264 sends an idle repeat of it.
-        if !action.encodes, groupOwesKeyFrame { action = .idleRepeat }
+        let groups = groupEncoders.prepare(changed: admitted, at: now)
         switch action {
         case .skip: counts.framesStill += 1
         case .refresh: counts.refreshes += 1
@@ -136,13 +135,28 @@ public final class VideoPath {
         }
         // A picture that is encoded is counted with its result, in `encode`'s one pass.
         if !action.encodes { publishCounts { _ in } }
-        return action
+        return PictureWork(h264: action, groups: groups)
     }
 
-    /// Encodes `picture` as `action` says (an action `nextAction` returned) and hands it on.
-    func encode(_ picture: VideoFrame, action: FrameCadence.Action, receivedAt: UInt64) throws {
+    /// What is done with one captured picture: H.264's cadence action, and whether some codec
+    /// group codes it (each has its own cadence, `GroupEncoders`).
+    struct PictureWork: Equatable {
+        var h264: FrameCadence.Action
+        var groups: Bool
+        /// Whether any encoder runs, so the picture must be converted.
+        var encodes: Bool { h264.encodes || groups }
+    }
+
+    /// Codes `picture` as `work` says (what `nextAction` returned) and hands it on.
+    func encode(_ picture: VideoFrame, work: PictureWork, receivedAt: UInt64) throws {
         // After H.264, whatever became of it (held by its pacer, nothing returned).
-        defer { groupEncoders.encode(picture) }
+        defer { if work.groups { groupEncoders.encode(picture) } }
+        guard work.h264.encodes else { return }
+        try encode(picture, action: work.h264, receivedAt: receivedAt)
+    }
+
+    /// Codes `picture` with x264 as the cadence's `action` says.
+    private func encode(_ picture: VideoFrame, action: FrameCadence.Action, receivedAt: UInt64) throws {
         if control.sender.withLock({ $0.pacedBacklogHoldsVideo() }) {
             owesPicture = true
             publishCounts { $0.framesHeldByPacer += 1 }

@@ -93,7 +93,11 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
             let before = old.encoders.indices.contains(index) ? old.encoders[index] : EncoderStatistics(codec: "")
             let fps = Double(encoder.frames - before.frames) / s
             let kbps = Double(encoder.bytes - before.bytes) * 8 / s / 1000
-            return " | \(encoder.codec) \(fixedDecimal(fps, places: 1)) fps \(fixedDecimal(kbps, places: 0)) kbit/s"
+            // Its own cadence once a still picture was seen, as H.264's above.
+            let state =
+                encoder.cadence.map { $0 == "changing" && encoder.stillPictures == 0 ? "" : " (\($0))" } ?? ""
+            return
+                " | \(encoder.codec) \(fixedDecimal(fps, places: 1)) fps\(state) \(fixedDecimal(kbps, places: 0)) kbit/s"
                 + " to \(encoder.viewers) viewer\(encoder.viewers == 1 ? "" : "s")"
         }
         .joined()
