@@ -26,6 +26,13 @@ enum ConfigurationCheck {
             }
             ssrcs.append(video.ssrc)
             if let rtx = video.retransmissionSSRC { ssrcs.append(rtx) }
+            if let layers = video.simulcast {
+                try validateSimulcast(layers, video)
+                for layer in layers.dropFirst() {
+                    ssrcs.append(layer.ssrc)
+                    if let rtx = layer.retransmissionSSRC { ssrcs.append(rtx) }
+                }
+            }
         }
         if let audio = configuration.audio {
             ids.append(audio.trackID)
@@ -48,6 +55,38 @@ enum ConfigurationCheck {
                     "our candidate \(Excerpt.quoted(candidate.attributeValue)) does not follow RFC 8839 section 5.1"
                 )
             }
+        }
+    }
+
+    /// RFC 8853 layers as `SimulcastLayer` describes them: 1 to 3 (Janus reads three), distinct
+    /// rids of RFC 8851 §10 syntax Janus reads whole, the first on the video's own SSRCs, RTX
+    /// on every layer or none (one RTX format serves the section).
+    private static func validateSimulcast(
+        _ layers: [SimulcastLayer],
+        _ video: WebRTCAnswer.Configuration.Video
+    ) throws {
+        guard (1...PublishOffer.maximumSimulcastLayers).contains(layers.count) else {
+            throw invalid(
+                "simulcast needs 1 to \(PublishOffer.maximumSimulcastLayers) layers, not \(layers.count) "
+                    + "(Janus reads three)"
+            )
+        }
+        for layer in layers {
+            guard SDPRID.isValidID(layer.rid), layer.rid.utf8.count <= SimulcastLayer.maximumRIDLength else {
+                throw invalid(
+                    "simulcast rid \(Excerpt.quoted(layer.rid)) is not 1 to \(SimulcastLayer.maximumRIDLength) "
+                        + "letters, digits, '-' and '_' (RFC 8851 section 10; Janus reads 15)"
+                )
+            }
+        }
+        guard Set(layers.map(\.rid)).count == layers.count else {
+            throw invalid("the simulcast rids must all differ: each names one layer")
+        }
+        guard layers[0].ssrc == video.ssrc, layers[0].retransmissionSSRC == video.retransmissionSSRC else {
+            throw invalid("the first simulcast layer must use the video's ssrc and retransmissionSSRC")
+        }
+        guard layers.allSatisfy({ ($0.retransmissionSSRC == nil) == (video.retransmissionSSRC == nil) }) else {
+            throw invalid("every simulcast layer has an RTX SSRC or none does (one RTX format for the section)")
         }
     }
 

@@ -6,7 +6,8 @@ import SDP
 /// the stream's (§7).
 ///
 /// We answer and offer only the extensions our sender stamps
-/// (`WebRTCAnswer.Configuration.headerExtensions`: transport-wide cc), and only with ids 1–14,
+/// (`WebRTCAnswer.Configuration.headerExtensions`: transport-wide cc; the WHIP offer adds mid,
+/// rid and repaired rid with simulcast, `PublishOffer`), and only with ids 1–14,
 /// since we write the one-byte form (RFC 8285 §4.2). An answer without `a=extmap` is always valid
 /// (RFC 8285 §7: an answerer removes what it does not want).
 public struct HeaderExtensionMapping: Sendable, Hashable {
@@ -32,6 +33,10 @@ public struct HeaderExtensionMapping: Sendable, Hashable {
     public static let absoluteSendTime = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
     /// RFC 8843 §15.1: the mid in each packet, for demultiplexing a bundle.
     public static let sdesMID = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    /// RFC 8852 §3.1: the rid of the RTP stream a packet belongs to (a simulcast layer).
+    public static let sdesRTPStreamID = "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id"
+    /// RFC 8852 §3.2: in an RTX packet, the rid of the stream it repairs.
+    public static let sdesRepairedRTPStreamID = "urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id"
 
     /// The ids the one-byte header form can carry (RFC 8285 §4.2: 0 is padding, 15 reserved).
     static let oneByteIDs: ClosedRange<UInt16> = 1...14

@@ -25,6 +25,42 @@ public struct PublishAnswer: Sendable {
         /// cc `a=extmap` in a direction that lets us send it; nil when it left it out (not an
         /// error: RFC 8285 §7) or we did not offer it.
         public var transportWideSequenceNumberID: UInt8?
+        /// The ids the mid, rtp-stream-id and repaired-rtp-stream-id elements go under
+        /// (`PublishOffer.midHeaderExtensionID`, `ridHeaderExtensionID`,
+        /// `repairedRIDHeaderExtensionID`), each set as `transportWideSequenceNumberID` is: kept
+        /// in a direction that lets us send, else nil. Offered only with simulcast. Without the
+        /// repaired rid the layers' RTX cannot be told apart: send no RTX then.
+        public var midHeaderExtensionID: UInt8? = nil
+        public var ridHeaderExtensionID: UInt8? = nil
+        public var repairedRIDHeaderExtensionID: UInt8? = nil
+        /// What the endpoint takes of the simulcast we offered; nil when we offered none.
+        public var simulcast: Simulcast? = nil
+    }
+
+    /// The endpoint's side of our rid-based simulcast (RFC 8853).
+    public struct Simulcast: Sendable, Equatable {
+        /// One layer the endpoint receives.
+        public struct Layer: Sendable, Equatable {
+            public var rid: String
+            /// Listed `~` (RFC 8853 §5.1): agreed, but not to be sent until a later offer and
+            /// answer resume it.
+            public var isPaused: Bool
+
+            public init(rid: String, isPaused: Bool = false) {
+                self.rid = rid
+                self.isPaused = isPaused
+            }
+        }
+
+        /// The layers to send, in the order of the answer's `a=simulcast:recv` (Janus keeps
+        /// ours, highest first). Without `a=simulcast` in the answer: our first layer alone.
+        public var layers: [Layer]
+        /// Whether the answer has `a=simulcast`. An answer without it takes one stream
+        /// (RFC 8853 §5.3): send the first layer only, as a plain stream.
+        public var isNegotiated: Bool
+
+        /// The rids of `layers`, in order.
+        public var rids: [String] { layers.map(\.rid) }
     }
 
     public struct Audio: Sendable, Equatable {
@@ -33,6 +69,8 @@ public struct PublishAnswer: Sendable {
         public var headerExtensions: [HeaderExtensionMapping]
         /// As `Video.transportWideSequenceNumberID`.
         public var transportWideSequenceNumberID: UInt8?
+        /// As `Video.midHeaderExtensionID` (offered in audio too with simulcast).
+        public var midHeaderExtensionID: UInt8? = nil
     }
 
     /// The parsed answer.
@@ -81,16 +119,15 @@ public struct PublishAnswer: Sendable {
                 continue
             }
             try Self.checkTransport(section)
-            let transportWideID = try Self.transportWideSequenceNumberID(
-                section,
-                offered: PublishOffer.offersTransportWideCC(offer.configuration),
-                answer: answer,
-                text: text
-            )
+            let context = AnswerContext(section: section, answer: answer, text: text)
+            let extensions = try Self.agreedExtensions(context, configuration: offer.configuration)
             if section.kind == .video {
-                video = try Self.video(section, offered: offered, transportWideID: transportWideID)
+                video = try Self.video(section, offered: offered, extensions: extensions)
+                video?.simulcast = try offer.configuration.video?.simulcast.map { layers in
+                    try Self.simulcast(context, offered: layers, ridID: extensions.rid)
+                }
             } else {
-                audio = try Self.audio(section, transportWideID: transportWideID)
+                audio = try Self.audio(section, extensions: extensions)
             }
         }
         self.video = video
@@ -144,8 +181,9 @@ public struct PublishAnswer: Sendable {
     private static func video(
         _ section: WebRTCOffer.MediaSection,
         offered: MediaDescription,
-        transportWideID: UInt8?
+        extensions: AgreedExtensions
     ) throws -> Video {
+        let transportWideID = extensions.transportWide
         let label = "the answer's video section (line \(section.line))"
         try checkPayloadTypes(section, offered: offered, label: label)
         guard
@@ -165,11 +203,15 @@ public struct PublishAnswer: Sendable {
             feedback: feedback(section, payloadType: format.payloadType, transportWideID: transportWideID),
             profileLevelID: format.parameter("profile-level-id").flatMap { H264ProfileLevelID($0) },
             headerExtensions: section.headerExtensions,
-            transportWideSequenceNumberID: transportWideID
+            transportWideSequenceNumberID: transportWideID,
+            midHeaderExtensionID: extensions.mid,
+            ridHeaderExtensionID: extensions.rid,
+            repairedRIDHeaderExtensionID: extensions.repairedRID
         )
     }
 
-    private static func audio(_ section: WebRTCOffer.MediaSection, transportWideID: UInt8?) throws -> Audio {
+    private static func audio(_ section: WebRTCOffer.MediaSection, extensions: AgreedExtensions) throws -> Audio {
+        let transportWideID = extensions.transportWide
         let label = "the answer's audio section (line \(section.line))"
         guard
             section.media.formats.contains(where: {
@@ -182,32 +224,85 @@ public struct PublishAnswer: Sendable {
             payloadType: PublishOffer.audioPayloadType,
             feedback: feedback(section, payloadType: PublishOffer.audioPayloadType, transportWideID: transportWideID),
             headerExtensions: section.headerExtensions,
-            transportWideSequenceNumberID: transportWideID
+            transportWideSequenceNumberID: transportWideID,
+            midHeaderExtensionID: extensions.mid
+        )
+    }
+
+    // MARK: Header extensions
+
+    /// One answer section and the text it came from, for naming lines.
+    private struct AnswerContext {
+        var section: WebRTCOffer.MediaSection
+        var answer: WebRTCOffer
+        var text: String
+
+        /// The first line in `section`, or at session level when `sessionToo`, that is
+        /// `a=<name>` and satisfies `matches` (the parse keeps no line numbers).
+        func line(_ name: Substring, sessionToo: Bool = false, where matches: (Substring) -> Bool) -> OfferLine? {
+            let firstSection = answer.sections.first?.line ?? Int.max
+            let nextSection = answer.sections.first { $0.index == section.index + 1 }?.line ?? Int.max
+            return OfferLine.lines(of: Array(text.utf8)).first { line in
+                let inScope =
+                    (sessionToo && line.number < firstSection) || (section.line..<nextSection).contains(line.number)
+                guard inScope, line.type == "a", line.attribute.name == name, let value = line.attribute.value else {
+                    return false
+                }
+                return matches(value)
+            }
+        }
+
+        /// `problem` at the line `line` finds, else at the section's m= line.
+        func mismatch(_ problem: String, at line: OfferLine?) -> JSEPError {
+            if let line { return line.error(problem, code: .answerMismatch) }
+            return PublishAnswer.mismatch(
+                "the answer's \(section.kind.rawValue) section (line \(section.line)): \(problem)"
+            )
+        }
+    }
+
+    /// The ids the answer lets us stamp each offered element under; nil for one it left out,
+    /// turned away or we did not offer in this section.
+    private struct AgreedExtensions {
+        var transportWide: UInt8?
+        var mid: UInt8?
+        var rid: UInt8?
+        var repairedRID: UInt8?
+    }
+
+    /// Each extension we offered in this section (`PublishOffer.headerExtensions`), agreed or not.
+    private static func agreedExtensions(
+        _ context: AnswerContext,
+        configuration: PublishOffer.Configuration
+    ) throws -> AgreedExtensions {
+        let ours = PublishOffer.headerExtensions(context.section.kind, configuration)
+        func agreed(_ uri: String, _ name: String) throws -> UInt8? {
+            guard let mapping = ours.first(where: { $0.uri == uri }) else { return nil }
+            return try agreedID(uri: uri, name: name, ours: UInt8(truncatingIfNeeded: mapping.id), context)
+        }
+        return AgreedExtensions(
+            transportWide: try agreed(HeaderExtensionMapping.transportWideCC, "transport-wide cc"),
+            mid: try agreed(HeaderExtensionMapping.sdesMID, "the mid extension"),
+            rid: try agreed(HeaderExtensionMapping.sdesRTPStreamID, "rtp-stream-id"),
+            repairedRID: try agreed(HeaderExtensionMapping.sdesRepairedRTPStreamID, "repaired-rtp-stream-id")
         )
     }
 
     /// RFC 8285 §7: "the same identifier MUST be used for the same offered extension in the
-    /// answer", so an answer that maps transport-wide cc to another id than ours is refused
-    /// (naming its line). The answer's direction is the endpoint's (RFC 8285 §5): none (its
-    /// recvonly stream's), `recvonly` or `sendrecv` lets us send; `sendonly` or `inactive` does
-    /// not (nil, as when the answer leaves the extension out, or we did not offer it).
-    private static func transportWideSequenceNumberID(
-        _ section: WebRTCOffer.MediaSection,
-        offered: Bool,
-        answer: WebRTCOffer,
-        text: String
-    ) throws -> UInt8? {
-        guard offered else { return nil }
-        let ours = PublishOffer.transportWideSequenceNumberID
-        let mappings = section.headerExtensions.filter { $0.uri == HeaderExtensionMapping.transportWideCC }
+    /// answer", so an answer that maps `uri` to another id than ours is refused (naming its
+    /// line). The answer's direction is the endpoint's (RFC 8285 §5): none (its recvonly
+    /// stream's), `recvonly` or `sendrecv` lets us send; `sendonly` or `inactive` does not (nil,
+    /// as when the answer leaves the extension out).
+    private static func agreedID(uri: String, name: String, ours: UInt8, _ context: AnswerContext) throws -> UInt8? {
+        let mappings = context.section.headerExtensions.filter { $0.uri == uri }
         if let other = mappings.first(where: { $0.id != UInt16(ours) }) {
             let problem =
-                "the answer maps transport-wide cc to id \(other.id), not to our offered \(ours) "
+                "the answer maps \(name) to id \(other.id), not to our offered \(ours) "
                 + "(RFC 8285 section 7: an answer keeps the offered id)"
-            if let line = extmapLine(other, section: section, answer: answer, text: text) {
-                throw line.error(problem, code: .answerMismatch)
+            let line = context.line("extmap", sessionToo: true) {
+                (try? HeaderExtensionMapping(attributeValue: $0)) == other
             }
-            throw mismatch("the answer's \(section.kind.rawValue) section (line \(section.line)): \(problem)")
+            throw context.mismatch(problem, at: line)
         }
         guard let mapping = mappings.first else { return nil }
         switch mapping.direction {
@@ -216,22 +311,70 @@ public struct PublishAnswer: Sendable {
         }
     }
 
-    /// The line of `mapping` in `section` or at session level (the parse keeps no numbers).
-    private static func extmapLine(
-        _ mapping: HeaderExtensionMapping,
-        section: WebRTCOffer.MediaSection,
-        answer: WebRTCOffer,
-        text: String
-    ) -> OfferLine? {
-        let firstSection = answer.sections.first?.line ?? Int.max
-        let nextSection = answer.sections.first { $0.index == section.index + 1 }?.line ?? Int.max
-        return OfferLine.lines(of: Array(text.utf8)).first { line in
-            let inScope = line.number < firstSection || (section.line..<nextSection).contains(line.number)
-            guard inScope, line.type == "a", line.attribute.name == "extmap", let value = line.attribute.value else {
-                return false
-            }
-            return (try? HeaderExtensionMapping(attributeValue: value)) == mapping
+    // MARK: Simulcast
+
+    /// RFC 8853 §5.3: the answer's `a=simulcast:recv` lists the offered layers the endpoint
+    /// takes, in the order it prefers, each named again by an `a=rid:<rid> recv` line (§5.1,
+    /// RFC 8851 §5); no `a=simulcast` means one stream (the first layer). Refused, naming the
+    /// line: a send part (we receive nothing), a rid we did not offer, two of our layers made
+    /// alternatives of one stream, a layer without its `a=rid` recv line, and simulcast agreed
+    /// without the rtp-stream-id element, which is how the endpoint tells the layers apart.
+    private static func simulcast(
+        _ context: AnswerContext,
+        offered layers: [SimulcastLayer],
+        ridID: UInt8?
+    ) throws -> Simulcast {
+        let media = context.section.media
+        let offered = Set(layers.map(\.rid))
+        for rid in media.rids where !offered.contains(rid.id) {
+            throw context.mismatch(
+                "the answer has a=rid \(Excerpt.quoted(rid.id)), which our offer did not (RFC 8851 section 5)",
+                at: context.line("rid") { $0.split(separator: " ").first == Substring(rid.id) }
+            )
         }
+        guard let simulcast = media.simulcast else {
+            return Simulcast(layers: [Simulcast.Layer(rid: layers[0].rid)], isNegotiated: false)
+        }
+        let line = context.line("simulcast") { _ in true }
+        guard simulcast.send.isEmpty else {
+            throw context.mismatch(
+                "the answer's a=simulcast has a send part; our offer receives no simulcast (RFC 8853 section 5.3)",
+                at: line
+            )
+        }
+        var accepted: [Simulcast.Layer] = []
+        for stream in simulcast.receive {
+            guard stream.alternatives.count == 1, let alternative = stream.alternatives.first else {
+                let names = stream.alternatives.map(\.rid).joined(separator: ",")
+                throw context.mismatch(
+                    "the answer makes \(Excerpt.quoted(names)) alternatives of one stream; "
+                        + "we offered one rid per stream",
+                    at: line
+                )
+            }
+            guard offered.contains(alternative.rid) else {
+                throw context.mismatch(
+                    "the answer's a=simulcast names rid \(Excerpt.quoted(alternative.rid)), which our offer did not",
+                    at: line
+                )
+            }
+            guard media.rids.contains(where: { $0.id == alternative.rid && $0.direction == .receive }) else {
+                throw context.mismatch(
+                    "the answer's a=simulcast names rid \(Excerpt.quoted(alternative.rid)) without an "
+                        + "a=rid:\(Excerpt.of(alternative.rid, limit: 16)) recv line (RFC 8853 section 5.1)",
+                    at: line
+                )
+            }
+            accepted.append(Simulcast.Layer(rid: alternative.rid, isPaused: alternative.isPaused))
+        }
+        guard ridID != nil else {
+            throw context.mismatch(
+                "the answer takes simulcast without our rtp-stream-id a=extmap: the endpoint could not tell "
+                    + "the layers apart (RFC 8852)",
+                at: line
+            )
+        }
+        return Simulcast(layers: accepted, isNegotiated: true)
     }
 
     /// RFC 3264 §6.1: an answer to a sendonly offer lists a subset of the offered formats, under
@@ -258,7 +401,7 @@ public struct PublishAnswer: Sendable {
         return kinds
     }
 
-    private static func mismatch(_ reason: String) -> JSEPError {
+    static func mismatch(_ reason: String) -> JSEPError {
         JSEPError(code: .answerMismatch, reason: reason)
     }
 

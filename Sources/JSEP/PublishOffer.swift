@@ -9,6 +9,15 @@ import SDP
 /// must use them (RFC 3264 §6.1), which `PublishAnswer` checks. When the configuration's
 /// `headerExtensions` holds transport-wide cc, both sections offer
 /// `a=extmap:3 <URI>` and `transport-cc` feedback for the media payload types (not RTX).
+///
+/// With `Configuration.Video.simulcast` the video section offers rid-based simulcast
+/// (RFC 8853): `a=extmap:4` mid (RFC 8843 §14), `a=extmap:10` rtp-stream-id and `a=extmap:11`
+/// repaired-rtp-stream-id (RFC 8852 §3), one `a=rid:<rid> send` per layer (RFC 8851) and
+/// `a=simulcast:send <rid>;<rid>;...`, highest layer first, and no `a=ssrc` or `a=ssrc-group`:
+/// the layers' SSRCs are not signaled, the receiver binds each to its layer from the rid element
+/// of its first packets and each RTX SSRC from the repaired rid (RFC 8852, RFC 8853).
+/// The audio section offers the mid element under the same id (RFC 8843 §12: one id per
+/// URI in a bundle) and keeps its `a=ssrc`.
 public struct PublishOffer: Sendable {
     public typealias Configuration = WebRTCAnswer.Configuration
 
@@ -23,6 +32,14 @@ public struct PublishOffer: Sendable {
     /// both sections (RFC 8843 §12: one id per extension in a bundle); libwebrtc's number. An
     /// answer must keep it (RFC 8285 §7).
     public static let transportWideSequenceNumberID: UInt8 = 3
+    /// The one-byte ids we offer the RFC 8843 §14 mid, RFC 8852 §3.1 rtp-stream-id and §3.2
+    /// repaired-rtp-stream-id elements under when we offer simulcast: libwebrtc's defaults. An
+    /// answer must keep them (RFC 8285 §7).
+    public static let midHeaderExtensionID: UInt8 = 4
+    public static let ridHeaderExtensionID: UInt8 = 10
+    public static let repairedRIDHeaderExtensionID: UInt8 = 11
+    /// Simulcast layers we offer at most: Janus 1.1.2 keeps three rids per section.
+    public static let maximumSimulcastLayers = 3
 
     public let configuration: Configuration
     /// The offer, CRLF line ends, ready to POST.
@@ -81,12 +98,49 @@ public struct PublishOffer: Sendable {
             mid: videoMid,
             formats: formats,
             trackID: video.trackID,
-            ssrcs: ssrcs,
+            ssrcs: video.simulcast == nil ? ssrcs : [],
             configuration
         )
-        media.ssrcGroups = groups
         media.rtcpFeedback = feedback(video.feedback, configuration).map { $0.line(payloadType: payloadType) }
+        guard let layers = video.simulcast else {
+            media.ssrcGroups = groups
+            return media
+        }
+        media.rids = layers.map { SDPRID(id: $0.rid, direction: .send) }
+        media.simulcast = SDPSimulcast(send: layers.map { SDPSimulcast.Stream(rid: $0.rid) })
         return media
+    }
+
+    /// The `a=extmap` lines of a section, by id: transport-wide cc when our sender stamps it;
+    /// with simulcast the mid in both sections and rid and repaired rid in the video's.
+    static func headerExtensions(_ kind: SDPMediaKind, _ configuration: Configuration) -> [HeaderExtensionMapping] {
+        var mappings: [HeaderExtensionMapping] = []
+        if offersTransportWideCC(configuration) {
+            mappings.append(
+                HeaderExtensionMapping(
+                    id: UInt16(transportWideSequenceNumberID),
+                    uri: HeaderExtensionMapping.transportWideCC
+                )
+            )
+        }
+        guard offersSimulcast(configuration) else { return mappings }
+        mappings.append(HeaderExtensionMapping(id: UInt16(midHeaderExtensionID), uri: HeaderExtensionMapping.sdesMID))
+        if kind == .video {
+            mappings.append(
+                HeaderExtensionMapping(id: UInt16(ridHeaderExtensionID), uri: HeaderExtensionMapping.sdesRTPStreamID)
+            )
+            mappings.append(
+                HeaderExtensionMapping(
+                    id: UInt16(repairedRIDHeaderExtensionID),
+                    uri: HeaderExtensionMapping.sdesRepairedRTPStreamID
+                )
+            )
+        }
+        return mappings
+    }
+
+    static func offersSimulcast(_ configuration: Configuration) -> Bool {
+        configuration.video?.simulcast != nil
     }
 
     private static func audio(_ audio: Configuration.Audio, _ configuration: Configuration) -> MediaDescription {
@@ -117,8 +171,8 @@ public struct PublishOffer: Sendable {
     /// What both sections carry (RFC 8829 §5.2.1): the bundle's default address, sendonly,
     /// rtcp-mux and rtcp-rsize, identical ICE credentials, fingerprint and `actpass` (RFC 8843
     /// §7.1: identical transport attributes in every bundled offer section), msid per section and
-    /// per SSRC, the transport-wide cc `a=extmap` (no direction: our sendonly stream's), and the
-    /// candidates in the first section only.
+    /// per SSRC, the `a=extmap` lines (no direction: our sendonly stream's), and the candidates
+    /// in the first section only.
     private static func section(
         _ kind: SDPMediaKind,
         mid: String,
@@ -137,12 +191,8 @@ public struct PublishOffer: Sendable {
             SDPAttribute(name: "msid", value: msid),
             SDPAttribute(name: "rtcp-rsize"),
         ]
-        if offersTransportWideCC(configuration) {
-            let mapping = HeaderExtensionMapping(
-                id: UInt16(transportWideSequenceNumberID),
-                uri: HeaderExtensionMapping.transportWideCC
-            )
-            attributes.append(SDPAttribute(name: "extmap", value: mapping.attributeValue))
+        attributes += headerExtensions(kind, configuration).map {
+            SDPAttribute(name: "extmap", value: $0.attributeValue)
         }
         if mid == (configuration.video != nil ? videoMid : audioMid) {
             attributes += configuration.candidates.map { SDPAttribute(name: "candidate", value: $0.attributeValue) }

@@ -86,6 +86,12 @@ public struct WebRTCAnswer: Sendable {
             /// Feedback our sender acts on; the answer lists the offered subset (transport-cc
             /// only with the transport-wide sequence number extension agreed).
             public var feedback: Set<RTCPFeedbackKind>
+            /// Rid-based simulcast (RFC 8853) in our WHIP offer: the layers, highest first, 1 to
+            /// `PublishOffer.maximumSimulcastLayers`. The first is the stream `ssrc` and
+            /// `retransmissionSSRC` describe (they must be its SSRCs), the one an endpoint that
+            /// answers without `a=simulcast` gets alone. nil: one stream. Only `PublishOffer`
+            /// reads it; answers to viewers' offers send one stream.
+            public var simulcast: [SimulcastLayer]?
 
             public init(
                 ssrc: UInt32,
@@ -93,7 +99,8 @@ public struct WebRTCAnswer: Sendable {
                 trackID: String,
                 profileLevelID: H264ProfileLevelID = .constrainedBaseline31,
                 codecs: [VideoCodec] = [.h264],
-                feedback: Set<RTCPFeedbackKind> = Set(RTCPFeedbackKind.allCases)
+                feedback: Set<RTCPFeedbackKind> = Set(RTCPFeedbackKind.allCases),
+                simulcast: [SimulcastLayer]? = nil
             ) {
                 self.codecs = codecs
                 self.ssrc = ssrc
@@ -101,6 +108,7 @@ public struct WebRTCAnswer: Sendable {
                 self.trackID = trackID
                 self.profileLevelID = profileLevelID
                 self.feedback = feedback
+                self.simulcast = simulcast
             }
         }
 

@@ -29,6 +29,10 @@ public struct MediaDescription: Sendable, Equatable {
     public var ssrcGroups: [SDPSSRCGroup]
     /// RFC 4585 §4.2 `a=rtcp-fb` lines, in order.
     public var rtcpFeedback: [SDPRTCPFeedback]
+    /// RFC 8851 `a=rid` lines of an RTP section, in order (each rid-id once).
+    public var rids: [SDPRID]
+    /// RFC 8853 `a=simulcast` of an RTP section (at most one).
+    public var simulcast: SDPSimulcast?
     /// Every other media-level attribute, written after the typed ones, in order.
     public var attributes: [SDPAttribute]
 
@@ -48,6 +52,8 @@ public struct MediaDescription: Sendable, Equatable {
         ssrcAttributes: [SDPSSRCAttribute] = [],
         ssrcGroups: [SDPSSRCGroup] = [],
         rtcpFeedback: [SDPRTCPFeedback] = [],
+        rids: [SDPRID] = [],
+        simulcast: SDPSimulcast? = nil,
         attributes: [SDPAttribute] = []
     ) {
         self.kind = kind
@@ -65,6 +71,8 @@ public struct MediaDescription: Sendable, Equatable {
         self.ssrcAttributes = ssrcAttributes
         self.ssrcGroups = ssrcGroups
         self.rtcpFeedback = rtcpFeedback
+        self.rids = rids
+        self.simulcast = simulcast
         self.attributes = attributes
     }
 

@@ -79,6 +79,7 @@ enum SDPDescriptionValidator {
         for feedback in media.rtcpFeedback {
             try validate(feedback, in: media, section: section)
         }
+        try validateSimulcast(media, section: section)
         let reserved = media.transport.carriesRTP ? SDPAttributeNames.rtpMediaTyped : SDPAttributeNames.mediaTyped
         try validate(media.attributes, reserved: reserved, level: section)
     }
@@ -125,6 +126,71 @@ enum SDPDescriptionValidator {
                 "\(section): rtcp-fb parameter \(quoted(parameter)) is not visible words separated by single spaces"
             )
         }
+    }
+
+    /// `a=rid` and `a=simulcast` go through the parser's own grammar: what is written is what
+    /// the parser reads back, or the writer refuses.
+    private static func validateSimulcast(_ media: MediaDescription, section: String) throws {
+        try require(
+            (media.rids.isEmpty && media.simulcast == nil) || media.transport.carriesRTP,
+            "\(section): a=rid and a=simulcast need an RTP transport"
+        )
+        try require(
+            media.rids.count <= SDPRID.maximumPerSection,
+            "\(section): \(media.rids.count) a=rid lines; at most \(SDPRID.maximumPerSection)"
+        )
+        var ids: Set<String> = []
+        for rid in media.rids {
+            try require(ids.insert(rid.id).inserted, "\(section): a=rid \(quoted(rid.id)) is listed twice")
+            try require(
+                SDPRID.isValidID(rid.id),
+                "\(section): a=rid id \(quoted(rid.id)) is not 1-\(SDPRID.maximumIDLength) letters, digits, "
+                    + "'-' and '_' (RFC 8851 section 10)"
+            )
+            try readsBack(
+                rid,
+                as: SDPAttributeParser.rid,
+                text: rid.attributeValue,
+                what: "a=rid \(quoted(rid.id))",
+                section
+            )
+            for payloadType in rid.payloadTypes ?? [] {
+                try require(
+                    media.format(payloadType: payloadType) != nil,
+                    "\(section): a=rid \(quoted(rid.id)) restricts to payload type \(payloadType), which the m= line "
+                        + "does not list"
+                )
+            }
+        }
+        if let simulcast = media.simulcast {
+            try require(
+                !simulcast.send.isEmpty || !simulcast.receive.isEmpty,
+                "\(section): a=simulcast lists no stream in either direction"
+            )
+            try readsBack(
+                simulcast,
+                as: SDPAttributeParser.simulcast,
+                text: simulcast.attributeValue,
+                what: "a=simulcast",
+                section
+            )
+        }
+    }
+
+    private static func readsBack<Value: Equatable>(
+        _ value: Value,
+        as parse: (Substring) throws(SDPGrammarProblem) -> Value,
+        text: String,
+        what: String,
+        _ section: String
+    ) throws {
+        let parsed: Value
+        do {
+            parsed = try parse(Substring(text))
+        } catch {
+            throw SDPError.invalid("\(section): \(error.text)")
+        }
+        try require(parsed == value, "\(section): \(what) would not read back as written")
     }
 
     private static func validate(_ crypto: SDPCrypto, section: String) throws {
@@ -182,7 +248,7 @@ enum SDPAttributeNames {
     static let sessionTyped: Set<String> = directions
     /// Typed in every media section.
     static let mediaTyped: Set<String> = directions.union(["mid", "rtcp", "rtcp-mux", "crypto", "ssrc", "ssrc-group"])
-    /// Typed in RTP media sections, where rtpmap and fmtp belong to `SDPRTPFormat` and rtcp-fb
-    /// to `SDPRTCPFeedback`.
-    static let rtpMediaTyped: Set<String> = mediaTyped.union(["rtpmap", "fmtp", "rtcp-fb"])
+    /// Typed in RTP media sections, where rtpmap and fmtp belong to `SDPRTPFormat`, rtcp-fb
+    /// to `SDPRTCPFeedback`, rid to `SDPRID` and simulcast to `SDPSimulcast`.
+    static let rtpMediaTyped: Set<String> = mediaTyped.union(["rtpmap", "fmtp", "rtcp-fb", "rid", "simulcast"])
 }

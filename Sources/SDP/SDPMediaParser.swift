@@ -118,6 +118,29 @@ struct MediaBuilder {
                 try requireListed(payloadType, attribute: name, line: line)
             }
             media.rtcpFeedback.append(feedback)
+        case "rid" where isRTP:
+            let rid = try SDPAttributeParser.rid(try Self.value(attribute, line: line), line: line)
+            guard media.rids.count < SDPRID.maximumPerSection else {
+                throw SDPError.at(
+                    line.number,
+                    .malformedLine,
+                    "more than \(SDPRID.maximumPerSection) a=rid lines in this media section"
+                )
+            }
+            guard !media.rids.contains(where: { $0.id == rid.id }) else {
+                throw SDPError.at(
+                    line.number,
+                    .malformedLine,
+                    "a=rid \(quoted(rid.id)) is already in this media section"
+                )
+            }
+            if let payloadTypes = rid.payloadTypes {
+                for payloadType in payloadTypes { try requireListed(payloadType, attribute: name, line: line) }
+            }
+            media.rids.append(rid)
+        case "simulcast" where isRTP:
+            try Self.requireFirst(media.simulcast == nil, "a=simulcast", line: line)
+            media.simulcast = try SDPAttributeParser.simulcast(try Self.value(attribute, line: line), line: line)
         case "mid":
             try Self.requireFirst(media.mid == nil, "a=mid", line: line)
             let value = try Self.value(attribute, line: line)

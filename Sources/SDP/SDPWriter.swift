@@ -69,6 +69,8 @@ public enum SDPWriter {
         for ssrc in media.ssrcAttributes {
             lines.append("a=ssrc:\(ssrc.ssrc) \(ssrc.name)" + (ssrc.value.map { ":\($0)" } ?? ""))
         }
+        lines.append(contentsOf: media.rids.map { "a=rid:\($0.attributeValue)" })
+        if let simulcast = media.simulcast { lines.append("a=simulcast:\(simulcast.attributeValue)") }
         lines.append(contentsOf: media.attributes.map(line(for:)))
     }
 

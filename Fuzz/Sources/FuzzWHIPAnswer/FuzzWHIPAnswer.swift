@@ -2,8 +2,15 @@ import JSEP
 import SDP
 import WHIP
 
-/// Our offer, fixed so a finding replays exactly.
-private let offer: PublishOffer = {
+/// Our offers, fixed so a finding replays exactly: one stream, and three simulcast layers.
+private let offer = makeOffer(simulcast: nil)
+private let simulcastOffer = makeOffer(simulcast: [
+    SimulcastLayer(rid: "f", ssrc: 1, retransmissionSSRC: 2),
+    SimulcastLayer(rid: "l", ssrc: 4, retransmissionSSRC: 5),
+    SimulcastLayer(rid: "q", ssrc: 6, retransmissionSSRC: 7),
+])
+
+private func makeOffer(simulcast: [SimulcastLayer]?) -> PublishOffer {
     do {
         return try PublishOffer(
             PublishOffer.Configuration(
@@ -14,7 +21,7 @@ private let offer: PublishOffer = {
                 ),
                 cname: "fuzz",
                 streamID: "s",
-                video: .init(ssrc: 1, retransmissionSSRC: 2, trackID: "v"),
+                video: .init(ssrc: 1, retransmissionSSRC: 2, trackID: "v", simulcast: simulcast),
                 audio: .init(ssrc: 3, trackID: "a"),
                 origin: SDPOrigin(sessionID: 1)
             )
@@ -22,7 +29,7 @@ private let offer: PublishOffer = {
     } catch {
         fatalError("fuzz offer: \(error)")
     }
-}()
+}
 
 /// libFuzzer entry for what a WHIP endpoint sends back (RFC 9725 §4.2, §4.6): the bytes up to the
 /// first NUL are `Link` header values (one per line), the rest is the answer SDP; all of the
@@ -32,7 +39,10 @@ private let offer: PublishOffer = {
 /// turns scheme, a host and a port; an answer is refused only with a bounded printable
 /// `JSEPError` whose line (if any) exists; an accepted answer uses our payload types (H.264 96,
 /// RTX 97 or none, Opus 111 or none), leaves us a DTLS role (active or passive) and has ICE
-/// credentials and a sha-256 fingerprint. A violation stops the fuzzer (that is a finding).
+/// credentials and a sha-256 fingerprint. The same answer is also checked against the simulcast
+/// offer: accepted, it takes one to three of our layers (only `f` without `a=simulcast`), each
+/// once, and keeps our stream-id extension ids or none. A violation stops the fuzzer (that is a
+/// finding).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -41,6 +51,35 @@ public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     checkLinks(links)
     checkFragment(String(decoding: bytes, as: UTF8.self))
     let sdp = Array(bytes[(split < bytes.count && bytes[split] == 0 ? split + 1 : split)...])
+    checkAnswer(sdp, to: offer)
+    if let video = checkAnswer(sdp, to: simulcastOffer)?.video {
+        checkSimulcast(video)
+    }
+    return 0
+}
+
+/// RFC 8853 as the simulcast offer put it: the answer's layers are ours, each once, and the
+/// ids are the offered ones or nil.
+private func checkSimulcast(_ video: PublishAnswer.Video) {
+    guard let simulcast = video.simulcast else { fatalError("no simulcast outcome for a simulcast offer") }
+    let rids = simulcast.rids
+    guard (1...3).contains(rids.count), Set(rids).count == rids.count, Set(rids).isSubset(of: ["f", "l", "q"]) else {
+        fatalError("accepted layers out of shape: \(rids)")
+    }
+    guard simulcast.isNegotiated || rids == ["f"] else { fatalError("one stream but not our first layer: \(rids)") }
+    guard !simulcast.isNegotiated || video.ridHeaderExtensionID == 10 else {
+        fatalError("simulcast agreed without the rid extension")
+    }
+    guard [nil, 4].contains(video.midHeaderExtensionID), [nil, 10].contains(video.ridHeaderExtensionID),
+        [nil, 11].contains(video.repairedRIDHeaderExtensionID)
+    else { fatalError("a stream-id extension under an id we did not offer") }
+}
+
+/// The answer `sdp` to `offer`: refused only with a bounded printable `JSEPError` whose line
+/// exists, or accepted with our payload types, a DTLS role, ICE credentials and a checked
+/// fingerprint.
+@discardableResult
+private func checkAnswer(_ sdp: [UInt8], to offer: PublishOffer) -> PublishAnswer? {
     let answer: PublishAnswer
     do {
         answer = try PublishAnswer(parsing: String(decoding: sdp, as: UTF8.self), answering: offer)
@@ -53,7 +92,7 @@ public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let lines = sdp.split(separator: 0x0A, omittingEmptySubsequences: false).count
             guard line >= 1, line <= lines else { fatalError("error names line \(line) of \(lines)") }
         }
-        return 0
+        return nil
     } catch {
         fatalError("a non-JSEP error: \(error)")
     }
@@ -77,7 +116,7 @@ public func fuzzWHIPAnswer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     else {
         fatalError("accepted without a checked fingerprint")
     }
-    return 0
+    return answer
 }
 
 private func checkLinks(_ values: [String]) {
