@@ -11,6 +11,7 @@ extension Destination {
     /// time, on the sender thread) and must hold `UDPSocket.maximumSegmentedBytes` plus a packet.
     func send(
         burst: PacketBurst,
+        layer: Int,
         headerLength: Int,
         to target: UDPAddress,
         through sink: any DatagramSink,
@@ -41,7 +42,7 @@ extension Destination {
             }
             let slot = UnsafeMutableRawBufferPointer(rebasing: scratch[run.bytes...])
             guard let length = protectCopy(of: clear, into: slot, rtcp: false) else { continue }
-            videoReport.recordPacketSent(payloadLength: clear.count - headerLength)
+            videoReports[layer].recordPacketSent(payloadLength: clear.count - headerLength)
             if run.count > 0, length > run.segment {
                 // Longer than the run's size (a fragment after a small STAP-A): the run ends
                 // before it, and it starts the next one from the front of the scratch space.

@@ -41,6 +41,10 @@ extension Destination {
                 } ?? nil
         }
         guard let length else { return false }
+        adaptStreamIDs(
+            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]),
+            repair: options.retransmission == .rtx
+        )
         guard let protected = protectRTP(buffer, length: length, audio: false) else {
             feedback.statistics.retransmissionFailures += 1
             return false
@@ -54,6 +58,13 @@ extension Destination {
         statistics.rtpPackets += 1
         statistics.rtpBytes += protected
         return true
+    }
+
+    /// Counts a repair of `layer` that left (`FeedbackStatistics.repairsByLayer`).
+    func countRepair(layer: Int) {
+        let missing = layer + 1 - feedback.statistics.repairsByLayer.count
+        if missing > 0 { feedback.statistics.repairsByLayer.append(contentsOf: repeatElement(0, count: missing)) }
+        feedback.statistics.repairsByLayer[layer] += 1
     }
 
     /// The feedback counters of this destination, with the current rate estimate.

@@ -21,13 +21,18 @@ public final class Destination {
     public let options: DestinationOptions
     let session: SRTPSession
     let buffer: UnsafeMutableRawBufferPointer
-    var videoReport: SenderReportBuilder
+    /// One per video layer of the sender (used for the layers it takes).
+    var videoReports: [SenderReportBuilder]
     var audioReport: SenderReportBuilder
     /// Where this destination's packets leave from and its feedback arrives.
     var sockets: DestinationSockets
     let feedback: DestinationFeedback
     /// Transport-wide numbers, the delay-based estimate, probing and the pacer.
     let congestion: SendSideBandwidthEstimator
+    /// The sender's simulcast, whose mid and rid elements every video packet carries: kept for a
+    /// destination that takes every layer (an RTX copy's rid becomes its rrid), blanked to
+    /// padding for one that takes layer 0 alone and never agreed on them.
+    let simulcast: MediaSender.Simulcast?
     public internal(set) var statistics = Statistics()
 
     public struct Statistics: Sendable, Equatable {
@@ -56,8 +61,9 @@ public final class Destination {
         historyCapacity: Int,
         feedback: DestinationFeedback,
         congestion: SendSideBandwidthEstimator,
-        videoReport: SenderReportBuilder,
+        videoReports: [SenderReportBuilder],
         audioReport: SenderReportBuilder,
+        simulcast: MediaSender.Simulcast? = nil,
         sockets: DestinationSockets? = nil
     ) throws {
         self.id = id
@@ -76,7 +82,8 @@ public final class Destination {
         self.feedback = feedback
         self.congestion = congestion
         self.buffer = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 8)
-        self.videoReport = videoReport
+        self.videoReports = videoReports
+        self.simulcast = simulcast
         self.audioReport = audioReport
     }
 
@@ -105,7 +112,27 @@ public final class Destination {
             }
         }
         if let payloadTypes = options.payloadTypes { payloadTypes.rewrite(target) }
+        if !audio { adaptStreamIDs(UnsafeMutableRawBufferPointer(rebasing: slot[0..<packet.count]), repair: false) }
         return protectRTP(slot, length: packet.count, audio: audio)
+    }
+
+    /// The simulcast elements of a clear video packet as this destination takes them
+    /// (`simulcast`): kept, with the rid renamed to the rrid in a repair (`repair`, RFC 8852
+    /// §3.2), or blanked.
+    func adaptStreamIDs(_ packet: UnsafeMutableRawBufferPointer, repair: Bool) {
+        guard let simulcast else { return }
+        if options.layers == .all {
+            if repair {
+                _ = try? RTPStreamIdentifier.renameElement(
+                    id: simulcast.ridID,
+                    to: simulcast.repairedRIDID,
+                    inPacket: packet
+                )
+            }
+        } else {
+            _ = try? RTPStreamIdentifier.blankElement(id: simulcast.midID, inPacket: packet)
+            _ = try? RTPStreamIdentifier.blankElement(id: simulcast.ridID, inPacket: packet)
+        }
     }
 
     /// Stamps the clear RTP packet at the front of `slot` with the next transport-wide number

@@ -43,6 +43,9 @@ public struct DestinationOptions: Sendable, Equatable {
     /// subscribers with an SDP file): ffplay and the like never ask, and one that starts late
     /// decodes from the next refresh (Docs/cadence.md).
     public var asksForKeyFrames: Bool
+    /// Which video layers it gets (`MediaSender.Configuration.simulcast`): layer 0, or all of
+    /// them with their rids (an SFU that took our simulcast offer).
+    public var layers: DestinationLayers
 
     public init(
         retransmission: Retransmission = .sameSSRC,
@@ -52,8 +55,10 @@ public struct DestinationOptions: Sendable, Equatable {
         payloadTypes: PayloadTypeRewrite? = nil,
         transportWideSequenceNumberID: UInt8? = nil,
         transportWideAudio: Bool = false,
-        asksForKeyFrames: Bool = false
+        asksForKeyFrames: Bool = false,
+        layers: DestinationLayers = .first
     ) {
+        self.layers = layers
         self.asksForKeyFrames = asksForKeyFrames
         self.transportWideSequenceNumberID = transportWideSequenceNumberID
         self.transportWideAudio = transportWideAudio

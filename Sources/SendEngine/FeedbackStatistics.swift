@@ -27,6 +27,9 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
     public var nackIgnored = 0
     /// Retransmissions the socket refused or SRTP could not protect.
     public var retransmissionFailures = 0
+    /// Resends that left, per video layer (index 0 the highest; one entry without simulcast):
+    /// with simulcast each layer is repaired from its own history.
+    public var repairsByLayer: [Int] = []
     public var pictureLossIndications = 0
     public var fullIntraRequests = 0
     /// The latest REMB, bits per second.

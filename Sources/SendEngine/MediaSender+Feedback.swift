@@ -46,7 +46,7 @@ extension MediaSender {
                 drain(rtp, of: destination, now: now, actions: &actions)
             }
         }
-        if keyFrames.due(at: now) { actions.keyFrameRequested = true }
+        for layer in layers where layer.keyFrames.due(at: now) { actions.keyFrameLayers |= 1 << layer.index }
         bitrateVotes.removeAll(keepingCapacity: true)
         for destination in destinations {
             destination.congestion.updateDrainPacing()
@@ -69,7 +69,7 @@ extension MediaSender {
 
     /// When `pollFeedback` has timed work to do with no datagram (a key-frame request the
     /// limiter held back falls due), or nil.
-    public var nextTimerDeadline: UInt64? { keyFrames.pendingDueTime }
+    public var nextTimerDeadline: UInt64? { layers.compactMap(\.keyFrames.pendingDueTime).min() }
 
     /// One `pollfd` (POLLIN) per socket feedback can arrive on, every destination's, replacing
     /// what `set` held (its capacity is kept: no allocation once it has grown).
@@ -93,10 +93,22 @@ extension MediaSender {
     /// signals as fast as the server relays them, and each IDR costs every viewer bitrate. True
     /// when the next frame should be an IDR; false when it was coalesced, and then
     /// `pollFeedback` grants it once the interval has passed (`nextTimerDeadline`).
-    public func requestKeyFrameFromRoom(at now: UInt64) -> Bool { keyFrames.signaledRequest(at: now) }
+    /// The room's viewers watch layer 0.
+    public func requestKeyFrameFromRoom(at now: UInt64) -> Bool { layers[0].keyFrames.signaledRequest(at: now) }
 
-    /// Key-frame requests received, coalesced and granted, all destinations together.
-    public var keyFrameRequestStatistics: KeyFrameRequestLimiter.Statistics { keyFrames.statistics }
+    /// Key-frame requests received, coalesced and granted, all destinations and layers together.
+    public var keyFrameRequestStatistics: KeyFrameRequestLimiter.Statistics {
+        var total = layers[0].keyFrames.statistics
+        for layer in layers.dropFirst() {
+            let more = layer.keyFrames.statistics
+            total.requests += more.requests
+            total.signaled += more.signaled
+            total.duplicateFIRs += more.duplicateFIRs
+            total.coalesced += more.coalesced
+            total.granted += more.granted
+        }
+        return total
+    }
 
     private func drain(_ socket: UDPSocket, of destination: Destination, now: UInt64, actions: inout FeedbackActions) {
         for _ in 0..<configuration.feedback.maximumDatagramsPerPoll {
@@ -202,30 +214,41 @@ extension MediaSender {
             record(report.reports, reporter: report.ssrc, from: destination, now: now)
         case .senderReport(let report):
             record(report.reports, reporter: report.ssrc, from: destination, now: now)
-        case .genericNACK(let nack) where nack.mediaSSRC == video.ssrc:
+        case .genericNACK(let nack):
+            // The layer whose SSRC it names, if that destination gets it.
+            guard let layer = layer(ssrc: nack.mediaSSRC), destination.options.layers.takes(layer.index) else { break }
             // RFC 4585 §6.2.1: each entry is a PID and a bitmask of the 16 numbers after it.
             for entry in nack.entries {
-                resend(entry.packetID, to: destination, now: now)
+                resend(entry.packetID, of: layer, to: destination, now: now)
                 for bit in 0..<16 where entry.lostBitmask & (1 << bit) != 0 {
-                    resend(entry.packetID &+ UInt16(bit + 1), to: destination, now: now)
+                    resend(entry.packetID &+ UInt16(bit + 1), of: layer, to: destination, now: now)
                 }
             }
-        case .pictureLossIndication(let pli) where pli.mediaSSRC == video.ssrc:
+        case .pictureLossIndication(let pli):
+            guard let layer = layer(ssrc: pli.mediaSSRC), destination.options.layers.takes(layer.index) else { break }
             feedback.statistics.pictureLossIndications += 1
-            if keyFrames.pictureLoss(at: now) { actions.keyFrameRequested = true }
+            if layer.keyFrames.pictureLoss(at: now) { actions.keyFrameLayers |= 1 << layer.index }
         case .fullIntraRequest(let fir):
             // RFC 5104 §4.3.1.2: the targets are in the FCI entries, not the media SSRC field.
-            for entry in fir.entries where entry.ssrc == video.ssrc {
+            for entry in fir.entries {
+                guard let layer = layer(ssrc: entry.ssrc), destination.options.layers.takes(layer.index) else {
+                    continue
+                }
                 feedback.statistics.fullIntraRequests += 1
                 let requester = UInt64(feedback.number) << 32 | UInt64(fir.senderSSRC)
-                if keyFrames.fullIntraRequest(requester: requester, sequenceNumber: entry.sequenceNumber, at: now) {
-                    actions.keyFrameRequested = true
+                if layer.keyFrames.fullIntraRequest(
+                    requester: requester,
+                    sequenceNumber: entry.sequenceNumber,
+                    at: now
+                ) {
+                    actions.keyFrameLayers |= 1 << layer.index
                 }
             }
         case .transportFeedback(let transportFeedback):
             let roundTrip = feedback.statistics.video?.roundTripMilliseconds.map { Int64(max($0, 0) * 1000) }
             destination.congestion.receive(transportFeedback, roundTripUs: roundTrip, at: now)
-        case .receiverEstimatedMaximumBitrate(let remb) where remb.ssrcs.isEmpty || remb.ssrcs.contains(video.ssrc):
+        case .receiverEstimatedMaximumBitrate(let remb)
+        where remb.ssrcs.isEmpty || remb.ssrcs.contains(where: { layer(ssrc: $0) != nil }):
             feedback.statistics.receiverEstimatedMaximumBitrate = remb.bitrate
             destination.congestion.reportReceiverEstimate(remb.bitrate)
         default:
@@ -264,7 +287,7 @@ extension MediaSender {
         Int(Double(videoSent.bitsPerSecond(at: now)) * configuration.feedback.unreportedRetransmissionShare)
     }
 
-    private func resend(_ sequenceNumber: UInt16, to destination: Destination, now: UInt64) {
+    private func resend(_ sequenceNumber: UInt16, of layer: VideoLayer, to destination: Destination, now: UInt64) {
         let feedback = destination.feedback
         let interval = feedback.retransmissionInterval(
             fallback: configuration.feedback.defaultRoundTrip,
@@ -277,7 +300,7 @@ extension MediaSender {
         // One history lookup: whether it is held, and its size on the wire as a resend (RTX
         // header included), which counts against what this receiver allows once it said, and
         // until then against a share of the video sent (`unreportedRetransmissionRate`).
-        let size = videoHistory.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
+        let size = layer.history.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
         let decision = feedback.limiter.decide(
             sequenceNumber,
             available: size != nil,
@@ -287,6 +310,6 @@ extension MediaSender {
             maximumRate: destination.allowedBitrate ?? unreportedRetransmissionRate(at: now)
         )
         guard decision == .resend, let size else { return }
-        queueRetransmission(sequenceNumber, size: size, to: destination, at: now)
+        queueRetransmission(sequenceNumber, of: layer, size: size, to: destination, at: now)
     }
 }

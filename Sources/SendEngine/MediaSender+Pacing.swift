@@ -8,11 +8,13 @@ import RTP
 /// segmented send as before; retransmissions jump the queue; probes are RTX copies of recent
 /// packets queued as padding while the pacer runs at the probe's rate.
 extension MediaSender {
-    /// Queues a freshly cut video packet on every paced destination.
-    func enqueuePaced(_ buffer: RTPPacketBuffer, at now: UInt64) {
+    /// Queues a freshly cut video packet of `layer` on every paced destination that takes it.
+    func enqueuePaced(_ buffer: RTPPacketBuffer, layer: VideoLayer, at now: UInt64) {
         let sequenceNumber = buffer.withUnsafeBytes { UInt16($0[2]) << 8 | UInt16($0[3]) }
-        for destination in destinations where destination.congestion.isPaced {
-            if !destination.congestion.enqueue(handle: Int(sequenceNumber), size: buffer.count, kind: .video, at: now) {
+        let handle = layer.handle(sequenceNumber)
+        for destination in destinations
+        where destination.congestion.isPaced && destination.options.layers.takes(layer.index) {
+            if !destination.congestion.enqueue(handle: handle, size: buffer.count, kind: .video, at: now) {
                 destination.congestion.countPacerDrop()
             }
         }
@@ -27,13 +29,15 @@ extension MediaSender {
 
     private func sendPaced(_ destination: Destination, at now: UInt64) {
         let congestion = destination.congestion
-        let headerLength = video.headerLength
+        // A burst holds one layer's packets (its sender report counts them).
+        var burstLayer = 0
         pacedBurst.removeAll()
         func flush() {
             guard pacedBurst.count > 0 else { return }
             destination.send(
                 burst: pacedBurst,
-                headerLength: headerLength,
+                layer: burstLayer,
+                headerLength: layers[burstLayer].stream.headerLength,
                 to: destination.address.videoRTP,
                 through: destination.sockets.rtpSink,
                 scratch: burstScratch
@@ -42,10 +46,16 @@ extension MediaSender {
             pacedBurst.removeAll()
         }
         while let (handle, kind) = congestion.nextPacket(at: now) {
-            let sequenceNumber = UInt16(truncatingIfNeeded: handle)
+            let (index, sequenceNumber) = VideoLayer.split(handle: handle)
+            guard layers.indices.contains(index) else { continue }
+            let layer = layers[index]
             switch kind {
             case .video:
-                let stored = videoHistory.withPacket(sequenceNumber) { pacedBurst.append(bytes: $0) } ?? false
+                if index != burstLayer {
+                    flush()
+                    burstLayer = index
+                }
+                let stored = layer.history.withPacket(sequenceNumber) { pacedBurst.append(bytes: $0) } ?? false
                 if !stored { congestion.countPacerDrop() }
                 if pacedBurst.isFull { flush() }
             case .retransmission, .padding:
@@ -53,10 +63,11 @@ extension MediaSender {
                 flush()
                 if destination.retransmit(
                     sequenceNumber,
-                    from: videoHistory,
-                    rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
+                    from: layer.history,
+                    rtx: (layer.rtxSSRC, configuration.feedback.rtxPayloadType)
                 ) {
                     packetsSent += 1
+                    if kind == .retransmission { destination.countRepair(layer: index) }
                 }
             case .audio:
                 break
@@ -85,10 +96,16 @@ extension MediaSender {
 
     /// A NACKed packet of `size` bytes as resent: into the pacer ahead of video when paced,
     /// else out at once.
-    func queueRetransmission(_ sequenceNumber: UInt16, size: Int, to destination: Destination, at now: UInt64) {
+    func queueRetransmission(
+        _ sequenceNumber: UInt16,
+        of layer: VideoLayer,
+        size: Int,
+        to destination: Destination,
+        at now: UInt64
+    ) {
         if destination.congestion.isPaced {
             let queued = destination.congestion.enqueue(
-                handle: Int(sequenceNumber),
+                handle: layer.handle(sequenceNumber),
                 size: size,
                 kind: .retransmission,
                 at: now
@@ -96,11 +113,13 @@ extension MediaSender {
             if !queued { destination.congestion.countPacerDrop() }
             return
         }
-        _ = destination.retransmit(
+        if destination.retransmit(
             sequenceNumber,
-            from: videoHistory,
-            rtx: (videoRTXSSRC, configuration.feedback.rtxPayloadType)
-        )
+            from: layer.history,
+            rtx: (layer.rtxSSRC, configuration.feedback.rtxPayloadType)
+        ) {
+            destination.countRepair(layer: layer.index)
+        }
     }
 
     /// The pacer's rate for this destination and the encoder's target, at its allowed rate
@@ -121,7 +140,8 @@ extension MediaSender {
         while queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes {
             guard let size = videoHistory.withPacket(sequenceNumber, { $0.count }) else { break }
             // In place: a copy of the pacer would copy its rings.
-            guard congestion.enqueue(handle: Int(sequenceNumber), size: size, kind: .padding, at: now) else { break }
+            guard congestion.enqueue(handle: layers[0].handle(sequenceNumber), size: size, kind: .padding, at: now)
+            else { break }
             queued.packets += 1
             queued.bytes += size
             sequenceNumber &-= 1

@@ -34,7 +34,26 @@ public final class MediaSender {
         public var feedback = FeedbackConfiguration()
         /// Transport-wide sequence numbers, the delay-based estimate, probing, the pacer.
         public var congestion = CongestionConfiguration()
+        /// H.264 simulcast (RFC 8853): one layer per rid, highest first; nil sends one stream.
+        public var simulcast: Simulcast?
         public init(cname: String) { self.cname = cname }
+    }
+
+    /// The simulcast layers' names and the header extension ids their packets carry them under
+    /// (RFC 8852 `rtp-stream-id` and `repaired-rtp-stream-id`, RFC 8843 §15 `mid`): libwebrtc's
+    /// ids, the ones our WHIP offer gives them.
+    public struct Simulcast: Sendable, Equatable {
+        public var rids: [String]
+        /// The video m-section's mid, on every video packet beside the rid.
+        public var mid: String
+        public var midID: UInt8 = 4
+        public var ridID: UInt8 = 10
+        public var repairedRIDID: UInt8 = 11
+
+        public init(rids: [String], mid: String) {
+            self.rids = rids
+            self.mid = mid
+        }
     }
 
     public let configuration: Configuration
@@ -48,31 +67,31 @@ public final class MediaSender {
     public static let departedLimit = 32
     /// RTP datagrams handed to the kernel, all destinations together.
     public internal(set) var packetsSent = 0
-    public private(set) var video: RTPStreamState
+    /// The video streams: one, or one per simulcast layer, highest first.
+    public let layers: [VideoLayer]
+    /// Layer 0's stream (the only one without simulcast).
+    public var video: RTPStreamState { layers[0].stream }
     public private(set) var audio: RTPStreamState
     public let videoClock: RTPClock
     public let audioClock: RTPClock
     let ntpClock = NTPClock.system()
-    private var h264: H264Payloader
     private var vp8: VP8Payloader
     private var vp9: VP9Payloader
     private var opus: OpusPayloader
     private var schedule: RTCPSenderSchedule<SystemRandomNumberGenerator>
     private var nextReport: UInt64?
-    private var lastVideoTimestamp: UInt32?
     private let packet: RTPPacketBuffer
     /// A picture's clear packets, sent as one burst per destination (`sendBurst`).
     private let burst: PacketBurst
     /// Where each destination's copy of the burst is protected, one destination at a time.
     let burstScratch: UnsafeMutableRawBufferPointer
-    /// Clear video packets as sent, for NACKs (one copy per packet).
-    let videoHistory: RTPPacketHistory
-    /// The clear video bytes sent over the last half second: a receiver that never reported
-    /// may have a share of it resent (`FeedbackConfiguration.unreportedRetransmissionShare`).
+    /// Layer 0's clear video packets as sent, for NACKs (one copy per packet).
+    var videoHistory: RTPPacketHistory { layers[0].history }
+    /// The clear video bytes sent over the last half second, all layers: a receiver that never
+    /// reported may have a share of it resent (`FeedbackConfiguration.unreportedRetransmissionShare`).
     var videoSent = SentBytesWindow(window: RetransmissionLimiter.rateWindow)
-    /// The SSRC of the video RTX stream (RFC 4588), for destinations that negotiated RTX.
-    public let videoRTXSSRC: UInt32
-    var keyFrames: KeyFrameRequestLimiter
+    /// The SSRC of layer 0's RTX stream (RFC 4588), for destinations that negotiated RTX.
+    public var videoRTXSSRC: UInt32 { layers[0].rtxSSRC }
     let bitratePolicy: ReceiverBitratePolicy
     /// The last target `pollFeedback` returned (starts at the configured start rate).
     public internal(set) var targetBitrate: Int
@@ -94,17 +113,49 @@ public final class MediaSender {
         // the budget leaves room for the longest tag any suite appends (16 bytes for GCM).
         let trailer = SRTPSuite.allCases.map(\.rtpTrailerLength).max() ?? configuration.suite.rtpTrailerLength
         let budget = try RTPPayloadBudget(mtu: configuration.mtu, srtpTrailerRoom: trailer)
-        video = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
+        let first = try RTPStreamState(payloadType: configuration.videoPayloadType, clockRate: 90_000)
         audio = try RTPStreamState(payloadType: configuration.audioPayloadType, clockRate: OpusPayloader.clockRate)
         if configuration.congestion.transportWide {
             // Every packet carries a slot for the transport-wide number; each destination's copy
             // gets its own number, or the slot blanked to padding (`SendSideBandwidthEstimator.stamp`).
-            video.headerExtension = SendSideBandwidthEstimator.template
             audio.headerExtension = SendSideBandwidthEstimator.template
         }
-        videoClock = video.clock(origin: origin)
+        videoClock = first.clock(origin: origin)
         audioClock = audio.clock(origin: origin)
-        h264 = H264Payloader(budget: budget)
+        let feedback = configuration.feedback
+        let rids: [String?] = configuration.simulcast.map { $0.rids.map { Optional($0) } } ?? [nil]
+        var generator = SystemRandomNumberGenerator()
+        layers = try rids.enumerated().map { index, rid in
+            // Every layer on layer 0's timestamp base: one picture, one timestamp on all.
+            var stream =
+                index == 0
+                ? first
+                : try RTPStreamState(
+                    ssrc: UInt32.random(in: .min ... .max, using: &generator),
+                    payloadType: configuration.videoPayloadType,
+                    clockRate: 90_000,
+                    initialSequenceNumber: UInt16.random(in: .min ... .max, using: &generator),
+                    timestampBase: first.timestampBase
+                )
+            stream.headerExtension = try Self.videoHeaderExtension(
+                rid: rid,
+                simulcast: configuration.simulcast,
+                transportWide: configuration.congestion.transportWide
+            )
+            return try VideoLayer(
+                index: index,
+                rid: rid,
+                stream: stream,
+                origin: origin,
+                budget: budget,
+                historyCapacity: RTPPacketHistory.recommendedCapacity(
+                    bitsPerSecond: feedback.bitrate.maximum,
+                    packetSize: budget.mtu,
+                    seconds: feedback.historySeconds
+                ),
+                keyFrameInterval: feedback.keyFrameInterval
+            )
+        }
         vp8 = VP8Payloader(budget: budget)
         vp9 = VP9Payloader(budget: budget)
         opus = OpusPayloader(budget: budget)
@@ -116,18 +167,6 @@ public final class MediaSender {
         pacedBurst = PacketBurst(slotSize: budget.mtu)
         bitrateVotes.reserveCapacity(64)
         burstScratch = .allocate(byteCount: RTPPacketBuffer.maximumCapacity, alignment: 16)
-        let feedback = configuration.feedback
-        videoHistory = try RTPPacketHistory(
-            capacity: RTPPacketHistory.recommendedCapacity(
-                bitsPerSecond: feedback.bitrate.maximum,
-                packetSize: budget.mtu,
-                seconds: feedback.historySeconds
-            ),
-            slotSize: budget.mtu
-        )
-        var generator = SystemRandomNumberGenerator()
-        videoRTXSSRC = UInt32.random(in: .min ... .max, using: &generator)
-        keyFrames = KeyFrameRequestLimiter(minimumInterval: feedback.keyFrameInterval)
         bitratePolicy = try ReceiverBitratePolicy(
             floor: feedback.bitrateFloor ?? feedback.bitrate.minimum,
             ceiling: feedback.bitrate.maximum,
@@ -139,6 +178,30 @@ public final class MediaSender {
     }
 
     deinit { burstScratch.deallocate() }
+
+    /// A video packet's RFC 8285 one-byte header extension: the transport-wide slot (when on)
+    /// and, with simulcast, the mid and the layer's rid (RFC 8852 §3.1: on every packet, so an
+    /// SFU can tell the layers apart without signaled SSRCs). Receivers that did not agree on an
+    /// element get it blanked to padding in their copy.
+    static func videoHeaderExtension(
+        rid: String?,
+        simulcast: Simulcast?,
+        transportWide: Bool
+    ) throws(RTPError) -> RTPHeaderExtension? {
+        guard let simulcast, let rid else { return transportWide ? SendSideBandwidthEstimator.template : nil }
+        return try RTPStreamIdentifier.headerExtension(
+            transportWideID: transportWide ? SendSideBandwidthEstimator.templateID : nil,
+            midID: simulcast.midID,
+            mid: simulcast.mid,
+            ridID: simulcast.ridID,
+            rid: rid
+        )
+    }
+
+    /// The layer whose stream or RTX stream has `ssrc`, if any (three at most: a scan).
+    func layer(ssrc: UInt32) -> VideoLayer? {
+        layers.first { $0.stream.ssrc == ssrc }
+    }
 
     /// Some destination cannot ask for key frames: the encoder refreshes the picture
     /// periodically for it (Docs/cadence.md).
@@ -197,18 +260,21 @@ public final class MediaSender {
                 transportWideID: transportWideID,
                 stampsAudio: options.transportWideAudio
             ),
-            videoReport: SenderReportBuilder(
-                ssrc: video.ssrc,
-                cname: configuration.cname,
-                rtpClock: videoClock,
-                ntpClock: ntpClock
-            ),
+            videoReports: try layers.map { layer in
+                try SenderReportBuilder(
+                    ssrc: layer.stream.ssrc,
+                    cname: configuration.cname,
+                    rtpClock: layer.clock,
+                    ntpClock: ntpClock
+                )
+            },
             audioReport: SenderReportBuilder(
                 ssrc: audio.ssrc,
                 cname: configuration.cname,
                 rtpClock: audioClock,
                 ntpClock: ntpClock
             ),
+            simulcast: configuration.simulcast,
             sockets: sockets
         )
         destinations.append(destination)
@@ -232,22 +298,28 @@ public final class MediaSender {
         return true
     }
 
-    /// The SPS and PPS the payloader last saw (after the first key frame), for the SDP.
+    /// The SPS and PPS layer 0's payloader last saw (after the first key frame), for the SDP.
     public var parameterSets: (sps: [UInt8], pps: [UInt8])? {
+        let h264 = layers[0].h264
         guard let sps = h264.sequenceParameterSet, let pps = h264.pictureParameterSet else { return nil }
         return (sps, pps)
     }
 
-    /// Packetizes one access unit (RFC 6184) and sends it to every destination.
-    public func send(video unit: Media.H264AccessUnit) throws {
+    /// Packetizes one access unit (RFC 6184) of `layer` (0 without simulcast) and sends it to
+    /// every destination that takes that layer.
+    public func send(video unit: Media.H264AccessUnit, layer index: Int = 0) throws {
         guard configuration.videoCodec == .h264 else {
             throw MediaError(.invalidSetting, "an H.264 access unit for a \(configuration.videoCodec) stream")
         }
-        try sendVideo(captureTime: unit.captureTime, isKeyFrame: unit.isKeyFrame) { timestamp, emit in
-            try h264.packetize(
+        guard layers.indices.contains(index) else {
+            throw MediaError(.invalidSetting, "video layer \(index) of \(layers.count)")
+        }
+        let layer = layers[index]
+        try sendVideo(layer, captureTime: unit.captureTime, isKeyFrame: unit.isKeyFrame) { timestamp, emit in
+            try layer.h264.packetize(
                 accessUnit: unit.nalUnits,
                 timestamp: timestamp,
-                stream: &video,
+                stream: &layer.stream,
                 into: packet,
                 emit: emit
             )
@@ -264,19 +336,20 @@ public final class MediaSender {
         width: Int,
         height: Int
     ) throws {
+        let layer = layers[0]
         switch configuration.videoCodec {
         case .vp8:
-            try sendVideo(captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
-                try vp8.packetize(frame: frame, timestamp: timestamp, stream: &video, into: packet, emit: emit)
+            try sendVideo(layer, captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
+                try vp8.packetize(frame: frame, timestamp: timestamp, stream: &layer.stream, into: packet, emit: emit)
             }
         case .vp9:
             let info = VP9Payloader.FrameInfo(isKeyFrame: isKeyFrame, width: width, height: height)
-            try sendVideo(captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
+            try sendVideo(layer, captureTime: captureTime, isKeyFrame: isKeyFrame) { timestamp, emit in
                 try vp9.packetize(
                     frame: frame,
                     info: info,
                     timestamp: timestamp,
-                    stream: &video,
+                    stream: &layer.stream,
                     into: packet,
                     emit: emit
                 )
@@ -290,42 +363,47 @@ public final class MediaSender {
     /// `packetize`, which gets the timestamp and the per-packet step) kept for NACKs, paced or
     /// gathered into one burst per destination.
     private func sendVideo(
+        _ layer: VideoLayer,
         captureTime: UInt64,
         isKeyFrame: Bool,
         packetize: (UInt32, (RTPPacketBuffer) throws -> Void) throws -> Int
     ) throws {
-        var timestamp = videoClock.timestamp(at: captureTime)
+        var timestamp = layer.clock.timestamp(at: captureTime)
         // Last line of defence behind the capture-time sanitizer: distinct frames never share or
         // go back in timestamp (modular comparison, RFC 3550 timestamps wrap).
-        if let last = lastVideoTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
-        lastVideoTimestamp = timestamp
+        if let last = layer.lastTimestamp, Int32(bitPattern: timestamp &- last) <= 0 { timestamp = last &+ 1 }
+        layer.lastTimestamp = timestamp
         let now = MonotonicClock.now()
         // A key frame answers every picture-loss request before it (periodic or requested).
-        if isKeyFrame { keyFrames.recordKeyFrame(at: now) }
+        if isKeyFrame { layer.keyFrames.recordKeyFrame(at: now) }
         sendReportsIfDue(now: now)
-        // Read before packetize borrows `video` for the whole call (exclusive access).
-        let headerLength = video.headerLength
+        // Read before packetize borrows the stream for the whole call (exclusive access).
+        let headerLength = layer.stream.headerLength
+        let history = layer.history
         _ = try packetize(timestamp) { buffer in
             // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
             // destination.
-            videoHistory.store(buffer)
+            history.store(buffer)
             videoSent.add(buffer.count, at: now)
-            enqueuePaced(buffer, at: now)
+            enqueuePaced(buffer, layer: layer, at: now)
             burst.append(buffer)
-            if burst.isFull { sendBurst(headerLength: headerLength) }
+            if burst.isFull { sendBurst(layer, headerLength: headerLength) }
         }
-        sendBurst(headerLength: headerLength)
+        sendBurst(layer, headerLength: headerLength)
         sendPaced(now: now)
     }
 
-    /// The picture's packets gathered so far, to every destination as one burst each
-    /// (`Destination.send(burst:…)`): destination by destination, through one scratch buffer.
-    private func sendBurst(headerLength: Int) {
+    /// The picture's packets gathered so far, to every destination that takes `layer` as one
+    /// burst each (`Destination.send(burst:…)`): destination by destination, through one
+    /// scratch buffer.
+    private func sendBurst(_ layer: VideoLayer, headerLength: Int) {
         defer { burst.removeAll() }
         guard burst.count > 0 else { return }
-        for destination in destinations where !destination.congestion.isPaced {
+        for destination in destinations
+        where !destination.congestion.isPaced && destination.options.layers.takes(layer.index) {
             destination.send(
                 burst: burst,
+                layer: layer.index,
                 headerLength: headerLength,
                 to: destination.address.videoRTP,
                 through: destination.sockets.rtpSink,
@@ -374,7 +452,14 @@ public final class MediaSender {
     public func sendReportsIfDue(now: UInt64) {
         if let next = nextReport, now < next { return }
         for destination in destinations {
-            sendReport(destination.videoReport, to: destination, rtcp: destination.address.videoRTCP, now: now)
+            for layer in layers where destination.options.layers.takes(layer.index) {
+                sendReport(
+                    destination.videoReports[layer.index],
+                    to: destination,
+                    rtcp: destination.address.videoRTCP,
+                    now: now
+                )
+            }
             // Audio reports from the start too, before its first packet: the NTP↔RTP mapping holds
             // already, and a receiver (ffmpeg) that first syncs on video alone re-bases when a
             // stream's first report arrives later.
@@ -400,10 +485,10 @@ public final class MediaSender {
     }
 
     private func sendGoodbye(to destination: Destination, reason: String?, now: UInt64) {
-        for (builder, rtcp) in [
-            (destination.videoReport, destination.address.videoRTCP),
-            (destination.audioReport, destination.address.audioRTCP),
-        ] {
+        let video = layers.filter { destination.options.layers.takes($0.index) }.map {
+            (destination.videoReports[$0.index], destination.address.videoRTCP)
+        }
+        for (builder, rtcp) in video + [(destination.audioReport, destination.address.audioRTCP)] {
             guard let rtcp, (try? builder.writeGoodbye(at: now, reason: reason, into: packet)) != nil else { continue }
             packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcpSink) }
         }
