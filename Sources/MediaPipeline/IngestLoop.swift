@@ -266,7 +266,12 @@ public final class IngestLoop: MediaThread, @unchecked Sendable {
             )
         } else {
             try startStream(
-                VideoPath(encoder: encoder, control: control, contentHint: options.contentHint(capturedScreen: true))
+                VideoPath(
+                    encoder: encoder,
+                    control: control,
+                    contentHint: options.contentHint(capturedScreen: true),
+                    simulcast: options.simulcast
+                )
             )
             output.progress(
                 "stream: \(upright.width)x\(upright.height) capture → \(size.width)x\(size.height) H.264 "

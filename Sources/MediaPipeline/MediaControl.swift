@@ -25,6 +25,9 @@ public final class MediaControl: Sendable {
     /// Viewers on another codec, one group per codec, made on the first such viewer and kept
     /// (an idle group holds a sender and nothing else).
     private let codecGroups = Locked<[CodecGroup]>([])
+    /// Key frames asked for on the lower simulcast layers, bit i for layer i
+    /// (`FeedbackActions.keyFrameLayers`; layer 0's go through `requests`).
+    private let layerKeyFrames = Locked<UInt32>(0)
 
     public init(sender: MediaSender) {
         self.sender = Locked(sender)
@@ -41,6 +44,22 @@ public final class MediaControl: Sendable {
             return current != value
         }
         if changed { stillSink.yield(value) }
+    }
+
+    /// Receivers lost the pictures of these layers (bit i for layer i): the media thread takes
+    /// them before its next picture. Layer 0's bit goes to `requests`.
+    func requestKeyFrames(layers: UInt32) {
+        if layers & 1 != 0 { requests.requestKeyFrame() }
+        let lower = layers & ~1
+        if lower != 0 { layerKeyFrames.withLock { $0 |= lower } }
+    }
+
+    /// Reads and clears the lower layers' key-frame requests.
+    func takeLayerKeyFrameRequests() -> UInt32 {
+        layerKeyFrames.withLock { requested in
+            defer { requested = 0 }
+            return requested
+        }
     }
 
     /// The group for `codec`, made with `makeSender` if there is none yet.

@@ -33,7 +33,8 @@ public final class MediaLoop: MediaThread, @unchecked Sendable {
         self.videoPath = VideoPath(
             encoder: encoder,
             control: control,
-            contentHint: options.contentHint(capturedScreen: false)
+            contentHint: options.contentHint(capturedScreen: false),
+            simulcast: options.simulcast
         )
         self.options = options
         self.start = start

@@ -30,6 +30,8 @@ public struct MediaOptions: Sendable {
     /// `--content-hint`; nil: `detail` for a captured screen (X11, a capture process), `motion`
     /// for the test source and files.
     public var contentHint: FrameRateGovernor.Hint?
+    /// `--simulcast`: the layers, highest first (`SimulcastEncoding`); nil publishes one stream.
+    public var simulcast: [SimulcastEncoding]?
     public var preset = "veryfast"
     public var encoderThreads = 1
     public var duration: Double?

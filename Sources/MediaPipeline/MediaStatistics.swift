@@ -71,6 +71,9 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var sendQueueDeepest = 0
     /// The second encoders (VP8, VP9) for viewers without H.264, in the order they were made.
     public var encoders: [EncoderStatistics] = []
+    /// The lower simulcast layers (`--simulcast`), highest first; layer 0 is the main encoder's
+    /// own counters.
+    public var layers: [LayerStatistics] = []
 
     public init() {}
 }

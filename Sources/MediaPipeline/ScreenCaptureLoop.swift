@@ -61,7 +61,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
         videoPath = VideoPath(
             encoder: encoder,
             control: control,
-            contentHint: options.contentHint(capturedScreen: true)
+            contentHint: options.contentHint(capturedScreen: true),
+            simulcast: options.simulcast
         )
         try announce(videoPath)
         lastOpen = MonotonicClock.now()

@@ -134,7 +134,7 @@ public final class SenderThread: @unchecked Sendable {
     /// Each codec group's feedback goes to that group's encoder requests.
     private func serviceFeedback(now: UInt64, readable: [Int32]) {
         let actions = control.sender.withLock { $0.pollFeedback(now: now, readable: readable) }
-        if actions.keyFrameRequested { control.requestKeyFrame() }
+        if actions.keyFrameLayers != 0 { control.requestKeyFrames(layers: actions.keyFrameLayers) }
         if let target = actions.targetBitrate { control.requestBitrate(kbps: target / 1000) }
         for group in groups {
             let actions = group.sender.withLock { $0.pollFeedback(now: now, readable: readable) }

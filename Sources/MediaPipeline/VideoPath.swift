@@ -41,12 +41,17 @@ public final class VideoPath {
     private var targetKbps: Int
     /// VP8 and VP9 for the codec groups' viewers, from the same pictures.
     private let groupEncoders: GroupEncoders
+    /// The lower simulcast layers (`--simulcast`), from the same pictures.
+    private let layerEncoders: LayerEncoders
+    /// What the lower layers took of the target when x264's share was last set, kbit/s.
+    private var lowerLayersKbps = 0
 
     init(
         encoder: H264Encoder,
         control: MediaControl,
         cadence: FrameCadence.Configuration = .init(),
-        contentHint: FrameRateGovernor.Hint = .motion
+        contentHint: FrameRateGovernor.Hint = .motion,
+        simulcast: [SimulcastEncoding]? = nil
     ) {
         self.encoder = encoder
         self.control = control
@@ -60,6 +65,7 @@ public final class VideoPath {
             screenContent: contentHint != .motion,
             cadence: cadence
         )
+        self.layerEncoders = LayerEncoders(control: control, layers: simulcast ?? [], cadence: cadence)
     }
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
@@ -68,7 +74,8 @@ public final class VideoPath {
         self.encoder = encoder
         owesPicture = true
         groupEncoders.sizeChanged()
-        if governor.divisor > 1 { applyBitrate() }
+        layerEncoders.sizeChanged()
+        if governor.divisor > 1 || lowerLayersKbps > 0 { applyBitrate() }
     }
 
     var width: Int { encoder.configuration.width }
@@ -121,12 +128,15 @@ public final class VideoPath {
             owesPicture = true
             counts.framesGoverned += 1
             publishCounts { _ in }
-            return PictureWork(h264: .skip, groups: false)
+            return PictureWork(h264: .skip, groups: false, layers: false)
         }
         let admitted = changed || owesPicture
         let action = cadence.picture(changed: admitted, at: now, refreshing: encoder.isRefreshing)
         owesPicture = false
         let groups = groupEncoders.prepare(changed: admitted, at: now)
+        let layers = layerEncoders.prepare(changed: admitted, at: now)
+        // Layers that start or stop being watched move x264's share of the target.
+        if layerEncoders.activeLowerLayersKbps != lowerLayersKbps { applyBitrate() }
         switch action {
         case .skip: counts.framesStill += 1
         case .refresh: counts.refreshes += 1
@@ -135,22 +145,26 @@ public final class VideoPath {
         }
         // A picture that is encoded is counted with its result, in `encode`'s one pass.
         if !action.encodes { publishCounts { _ in } }
-        return PictureWork(h264: action, groups: groups)
+        return PictureWork(h264: action, groups: groups, layers: layers)
     }
 
     /// What is done with one captured picture: H.264's cadence action, and whether some codec
-    /// group codes it (each has its own cadence, `GroupEncoders`).
+    /// group or lower simulcast layer codes it (each has its own cadence).
     struct PictureWork: Equatable {
         var h264: FrameCadence.Action
         var groups: Bool
+        var layers: Bool
         /// Whether any encoder runs, so the picture must be converted.
-        var encodes: Bool { h264.encodes || groups }
+        var encodes: Bool { h264.encodes || groups || layers }
     }
 
     /// Codes `picture` as `work` says (what `nextAction` returned) and hands it on.
     func encode(_ picture: VideoFrame, work: PictureWork, receivedAt: UInt64) throws {
         // After H.264, whatever became of it (held by its pacer, nothing returned).
-        defer { if work.groups { groupEncoders.encode(picture) } }
+        defer {
+            if work.layers { layerEncoders.encode(picture, baseConfiguration: encoder.configuration) }
+            if work.groups { groupEncoders.encode(picture) }
+        }
         guard work.h264.encodes else { return }
         try encode(picture, action: work.h264, receivedAt: receivedAt)
     }
@@ -253,9 +267,12 @@ public final class VideoPath {
         applyBitrate()
     }
 
-    /// The target into x264, scaled by the governor's divisor (within x264's range).
+    /// The target into x264, less what the watched lower simulcast layers take (x264 keeps at
+    /// least `minimumTopLayerKbps`), scaled by the governor's divisor (within x264's range).
     private func applyBitrate() {
-        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, targetKbps * governor.divisor)
+        lowerLayersKbps = layerEncoders.activeLowerLayersKbps
+        let share = lowerLayersKbps > 0 ? max(Self.minimumTopLayerKbps, targetKbps - lowerLayersKbps) : targetKbps
+        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, share * governor.divisor)
         do {
             try encoder.setBitrate(kbps: scaled)
             control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
@@ -265,6 +282,9 @@ public final class VideoPath {
             control.statistics.withLock { $0.bitrateChangesRefused += 1 }
         }
     }
+
+    /// The least the top simulcast layer is given when the lower ones take most of the target.
+    static let minimumTopLayerKbps = 150
 
     /// The encoder's first IDR carries these; the SDP's `sprop-parameter-sets` too.
     public func parameterSets() throws -> (sps: [UInt8], pps: [UInt8]) { try encoder.parameterSets() }

@@ -3,6 +3,7 @@ import Capture
 import ICE
 import Ingest
 import Media
+import MediaPipeline
 import Publisher
 import SDP
 import SignalingProtocol
@@ -210,6 +211,19 @@ extension EncoderArguments {
         }
         options.preset = preset
         options.encoderThreads = threads
+        if let simulcastLayers {
+            do {
+                options.simulcast = try SimulcastEncoding.parse(simulcastLayers, frameRate: options.frameRate)
+            } catch {
+                throw PublishError(.usage, "--simulcast-layers: \(error)")
+            }
+        } else if simulcast {
+            options.simulcast = SimulcastEncoding.defaults(
+                width: options.width,
+                frameRate: options.frameRate,
+                bitrateKbps: options.videoBitrateKbps
+            )
+        }
     }
 }
 

@@ -252,7 +252,10 @@ public final class JanusRoom: @unchecked Sendable {
         on server: Server,
         seconds: Double,
         pliAt: Double? = nil,
-        waitPublisher: Double = 15
+        waitPublisher: Double = 15,
+        substream: Int? = nil,
+        switchSubstream: (to: Int, at: Double)? = nil,
+        name: String? = nil
     ) async throws -> Summary {
         let python = WebRTCSubscriber.repositoryRoot + "/out/venv/bin/python"
         guard FileManager.default.isExecutableFile(atPath: python) else {
@@ -263,11 +266,13 @@ public final class JanusRoom: @unchecked Sendable {
             "--wait-publisher", "\(waitPublisher)", "--seconds", "\(seconds)", "--ice-address", iceAddress,
         ]
         if let pliAt { arguments += ["--pli-at", "\(pliAt)"] }
+        if let substream { arguments += ["--substream", "\(substream)"] }
+        if let switchSubstream { arguments += ["--switch-substream", "\(switchSubstream.to)@\(switchSubstream.at)"] }
         let subscriber = try BackgroundProcess(
             python,
             arguments,
             directory: directory,
-            name: "janus_subscriber-\(server.rawValue)",
+            name: name ?? "janus_subscriber-\(server.rawValue)",
             launcher: launcher
         )
         // Its own deadline is waitPublisher + seconds + 45 s; this one only guards against a hang.
@@ -441,9 +446,17 @@ public final class JanusRoom: @unchecked Sendable {
             public var repeated: Int
             public var missing: Int
             public var captureFPS: Double?
+            /// Pictures and readable timecodes per picture size ("640x360").
+            public var bySize: [String: SizeCount]?
+
+            public struct SizeCount: Decodable, Sendable {
+                public var pictures: Int
+                public var readable: Int
+            }
 
             enum CodingKeys: String, CodingKey {
                 case pictures, readable, first, last, repeated, missing
+                case bySize = "by_size"
                 case inOrder = "in_order"
                 case outOfOrder = "out_of_order"
                 case captureFPS = "capture_fps"

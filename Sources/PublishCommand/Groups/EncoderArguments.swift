@@ -25,6 +25,20 @@ public struct EncoderArguments: ParsableArguments {
                 + "a lower QP) or motion (every picture). Default: detail for a captured screen, motion otherwise."
         )
     ) public var contentHint: String?
+    @Flag(
+        help: ArgumentHelp(
+            "Simulcast over WHIP: several H.264 layers from the one capture, each its own encode and SSRC.",
+            discussion:
+                "Default layers: f (full picture, full rate), l (full picture, 5 fps) and, when the picture is "
+                + "at least 960 wide, q (half the picture, 15 fps). Docs/simulcast.md."
+        )
+    ) public var simulcast = false
+    @Option(
+        help: ArgumentHelp(
+            "Simulcast layers, highest first: NAME:SCALE:FPS:KBPS[,...] (implies --simulcast).",
+            discussion: "SCALE 1, 2 or 4; the first layer is the main encoder's (scale 1, the full rate)."
+        )
+    ) public var simulcastLayers: String?
     @Option(help: "x264 preset.") public var preset = "veryfast"
     @Option(help: "Encoder threads.") public var threads = 1
 

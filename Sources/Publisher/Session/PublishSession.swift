@@ -1,5 +1,6 @@
 import Capture
 import Ingest
+import JSEP
 import Logging
 import Media
 import MediaPipeline
@@ -168,6 +169,10 @@ public final class PublishSession: @unchecked Sendable {
         // its headers (50 packets a second).
         configuration.congestion.videoShare = 0.95
         configuration.congestion.reservedBitrate = options.hasAudio ? options.audioBitrate + 50 * 58 * 8 : 0
+        // Simulcast layers exist for an SFU to take (WHIP); the room's viewers watch layer 0.
+        if let layers = options.simulcast, options.whip != nil {
+            configuration.simulcast = MediaSender.Simulcast(rids: layers.map(\.rid), mid: PublishOffer.videoMid)
+        }
         let sender: MediaSender
         do {
             sender = try MediaSender(configuration: configuration, origin: start)

@@ -101,8 +101,19 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
                 + " to \(encoder.viewers) viewer\(encoder.viewers == 1 ? "" : "s")"
         }
         .joined()
+        // The lower simulcast layers: each one's rate while an SFU takes them.
+        let layers = new.layers.enumerated().map { index, layer -> String in
+            guard !layer.paused else { return " | \(layer.rid) paused" }
+            let before = old.layers.indices.contains(index) ? old.layers[index] : LayerStatistics(rid: "")
+            let fps = Double(layer.frames - before.frames) / s
+            let kbps = Double(layer.bytes - before.bytes) * 8 / s / 1000
+            let state = layer.cadence.map { $0 == "still" ? " (still)" : "" } ?? ""
+            return " | \(layer.rid) \(layer.width)x\(layer.height) \(fixedDecimal(fps, places: 1)) fps\(state)"
+                + " \(fixedDecimal(kbps, places: 0)) kbit/s"
+        }
+        .joined()
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)\(governed)"
-            + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s\(encoders) | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
+            + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s\(layers)\(encoders) | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"
             + " | dropped \(new.framesDropped)\(new.framesHeldByPacer > 0 ? " held \(new.framesHeldByPacer)" : "")"
             + " | signaling \(new.signaling)\(capture)\(sound)\(whip)\(viewers)\(rate)\(feedback)"

@@ -300,10 +300,16 @@ final class WHIPPublication: Sendable {
         }
     }
 
-    /// The endpoint becomes a destination: the answer's payload types, RTX when it kept ours.
+    /// The endpoint becomes a destination: the answer's payload types, RTX when it kept ours,
+    /// every simulcast layer when it took our simulcast with the rid extension (else layer 0
+    /// alone, as a plain stream: RFC 8853 §5.3). Layers' RTX streams are told apart only by the
+    /// repaired rid (RFC 8852 §3.2): without it, same-SSRC resends.
     private func connect(_ link: WebRTCLink, answer: PublishAnswer, transport: WebRTCTransport) throws {
+        let takesLayers = answer.video?.simulcast?.isNegotiated == true && answer.video?.ridHeaderExtensionID != nil
         try control.sender.withLock { sender in
-            let rtx = answer.video?.retransmissionPayloadType
+            let rtx =
+                takesLayers && answer.video?.repairedRIDHeaderExtensionID == nil
+                ? nil : answer.video?.retransmissionPayloadType
             try sender.addWebRTCDestination(
                 id: Self.destinationID,
                 link: link,
@@ -322,11 +328,15 @@ final class WHIPPublication: Sendable {
                     transportWideAudio: answer.audio?.transportWideSequenceNumberID != nil,
                     asksForKeyFrames: !(answer.video?.feedback ?? []).isDisjoint(with: [
                         .pictureLossIndication, .fullIntraRequest,
-                    ])
+                    ]),
+                    layers: takesLayers ? .all : .first
                 )
             )
         }
         control.requestKeyFrame()  // The endpoint's decoders start at the next frame.
+        if takesLayers, let layers = answer.video?.simulcast?.rids {
+            output.progress("WHIP: simulcast layers \(layers.joined(separator: ", ")) taken by the endpoint")
+        }
         control.media.statistics.withLock { $0.destinations += 1 }
         update {
             $0.connections += 1

@@ -25,7 +25,12 @@ extension WebRTCAnswer.Configuration {
                 retransmissionSSRC: sender.videoRTXSSRC,
                 trackID: "screen-video",
                 // profile_idc, constraint flags and level_idc of the stream's real SPS.
-                profileLevelID: H264ProfileLevelID(profileIDC: sps[1], constraints: sps[2], levelIDC: sps[3])
+                profileLevelID: H264ProfileLevelID(profileIDC: sps[1], constraints: sps[2], levelIDC: sps[3]),
+                // The sender's simulcast layers, for our WHIP offer (answers to viewers ignore it).
+                simulcast: sender.layers.count > 1
+                    ? sender.layers.map {
+                        SimulcastLayer(rid: $0.rid ?? "", ssrc: $0.stream.ssrc, retransmissionSSRC: $0.rtxSSRC)
+                    } : nil
             ),
             audio: options.hasAudio ? Audio(ssrc: sender.audio.ssrc, trackID: "screen-audio") : nil,
             candidates: candidates,

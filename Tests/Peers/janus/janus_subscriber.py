@@ -156,13 +156,19 @@ class JanusRecorder(room.Recorder):
         self.arrivals = []
         self._late = set()
         self._sizes = set()
+        self._by_size = {}
 
     def video_frame(self, width, height, luma, rtp_timestamp, timestamp_source):
         if self.closed:
             return
-        self.timecodes.append(read_timecode(luma, width, height))
+        value = read_timecode(luma, width, height)
+        self.timecodes.append(value)
         self.arrivals.append(self.now())
-        self._sizes.add("%dx%d" % (width, height))
+        size = "%dx%d" % (width, height)
+        self._sizes.add(size)
+        counts = self._by_size.setdefault(size, {"pictures": 0, "readable": 0})
+        counts["pictures"] += 1
+        counts["readable"] += value is not None
         super().video_frame(width, height, luma, rtp_timestamp, timestamp_source)
 
     def video_packet(self, sequence, retransmitted, key_frame_start):
@@ -220,6 +226,9 @@ class JanusRecorder(room.Recorder):
             "repeated": repeated,
             "missing": missing,
             "capture_fps": capture_fps,
+            # Per picture size: a simulcast viewer may get a smaller layer's pictures, whose
+            # timecode strip is too small to read, on its way to the layer it asked for.
+            "by_size": self._by_size,
         }
 
 
@@ -245,9 +254,32 @@ def parse_arguments():
         help="send one RTCP PLI for the video's media SSRC this long after the first "
         "decoded video frame, and report how long until the next key frame",
     )
+    ap.add_argument(
+        "--substream",
+        type=int,
+        choices=(0, 1, 2),
+        help="a simulcast publisher's layer to receive (Janus's substream: 0 is the lowest); "
+        "sent as a configure request once the peer connection is up",
+    )
+    ap.add_argument(
+        "--switch-substream",
+        metavar="N@SECONDS",
+        help="then move to substream N this long after the first decoded video frame",
+    )
     ap.add_argument("--ice-address", default="127.0.0.2")
     ap.add_argument("--out", metavar="DIR", help="also write summary.json and video.gray there")
     args = ap.parse_args()
+    args.switch = None
+    if args.switch_substream:
+        layer, _, at = args.switch_substream.partition("@")
+        try:
+            args.switch = (int(layer), float(at))
+        except ValueError:
+            print(f"janus_subscriber: --switch-substream {args.switch_substream!r} is not N@SECONDS", file=sys.stderr)
+            sys.exit(2)
+        if args.switch[0] not in (0, 1, 2) or args.switch[1] < 0:
+            print("janus_subscriber: --switch-substream: N is 0-2, SECONDS not negative", file=sys.stderr)
+            sys.exit(2)
     if args.seconds <= 0 or args.wait_publisher < 0 or (args.pli_at is not None and args.pli_at < 0):
         print(
             "janus_subscriber: --seconds must be positive, --wait-publisher and --pli-at not negative", file=sys.stderr
@@ -305,6 +337,7 @@ async def subscribe(args, recorder, result):
         for transceiver in peer.pc.getTransceivers():
             if transceiver.kind == "video":
                 peer.video_receiver = transceiver.receiver
+                result["videoMid"] = transceiver.mid
         await peer.pc.setLocalDescription(await peer.pc.createAnswer())
         if args.out:
             recorder.write_file("answer.sdp", peer.pc.localDescription.sdp)
@@ -316,6 +349,8 @@ async def subscribe(args, recorder, result):
         )
         await room.wait_until(peer, recorder, NoEvents, room.CONNECTED_TIMEOUT, peer.connected, "ICE + DTLS connected")
         recorder.mark("connected")
+        if args.substream is not None:
+            await choose_substream(janus, args, result, args.substream)
         await room.wait_until(
             peer,
             recorder,
@@ -344,10 +379,24 @@ class NoEvents:
             return True
 
 
+async def choose_substream(janus, args, result, substream):
+    """Janus VideoRoom's `configure` for a subscriber: the simulcast layer of the video stream
+    (by its mid in Janus's offer); the switch happens at the layer's next key frame."""
+    mid = result.get("videoMid")
+    await asyncio.get_running_loop().run_in_executor(
+        None,
+        janus.request,
+        {"request": "configure", "streams": [{"mid": mid, "substream": substream}]},
+    )
+    result.setdefault("substreams", []).append({"substream": substream, "t": round(time.monotonic(), 3)})
+    print(f"janus_subscriber: substream {substream} asked for (mid {mid})", file=sys.stderr, flush=True)
+
+
 async def receive(peer, args, recorder, result, janus):
     anchor = time.monotonic()
     recorder.window_start = recorder.now()
     pli_due = None if args.pli_at is None else anchor + args.pli_at
+    switch_due = None if args.switch is None else anchor + args.switch[1]
     end = anchor + args.seconds
     next_progress = anchor + 1
     next_keepalive = anchor + 20
@@ -358,6 +407,10 @@ async def receive(peer, args, recorder, result, janus):
             sent, detail = await peer.send_pli()
             recorder.pli(sent, detail)
             print(f"janus_subscriber: PLI {'sent' if sent else 'NOT sent'}: {detail}", file=sys.stderr, flush=True)
+        if switch_due is not None and now >= switch_due:
+            switch_due = None
+            recorder.mark("switch")
+            await choose_substream(janus, args, result, args.switch[0])
         reason = peer.failure()
         if reason:
             raise room.Failure(f"{reason} while receiving")

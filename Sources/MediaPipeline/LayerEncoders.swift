@@ -1,0 +1,199 @@
+import Cadence
+import Media
+import ProcessSupport
+import SendEngine
+
+/// Simulcast's lower layers (Docs/simulcast.md): one x264 encode each, on the media thread right
+/// after the main encoder (layer 0), from the same converted picture (scaled down for a smaller
+/// layer, into planes kept between pictures). Each has its own `FrameCadence`, so a still screen
+/// costs nothing on any layer, and its own frame-rate cap: a change is coded when at least one
+/// frame period of the layer has passed since its last picture, else at the next picture that
+/// may (a key frame asked for goes at once). A layer is coded only while some destination
+/// takes every layer (an SFU); nobody watching it, it costs nothing and reopens with an IDR.
+final class LayerEncoders {
+    private final class Slot {
+        let layer: SimulcastEncoding
+        /// Its index among the sender's layers.
+        let index: Int
+        var encoder: H264Encoder?
+        var cadence: FrameCadence
+        var action: FrameCadence.Action = .skip
+        /// When it last coded a picture (its frame-rate cap).
+        var lastCoded: UInt64?
+        /// A change came while the cap held it: the next picture it codes counts as changed.
+        var owesChange = false
+        let scaler = PictureScaler()
+        var statistics: LayerStatistics
+
+        init(layer: SimulcastEncoding, index: Int, cadence: FrameCadence.Configuration) {
+            self.layer = layer
+            self.index = index
+            self.cadence = FrameCadence(cadence)
+            statistics = LayerStatistics(rid: layer.rid)
+        }
+
+        /// One frame period of the layer, less a millisecond of capture jitter.
+        var period: UInt64 { 1_000_000_000 / UInt64(layer.frameRate) - 1_000_000 }
+    }
+
+    private var slots: [Slot]
+    private let control: MediaControl
+    private let cadence: FrameCadence.Configuration
+    /// When the picture `prepare` decided on was captured.
+    private var decidedAt: UInt64 = 0
+
+    /// `layers` as configured, layer 0 (the main encoder's) first.
+    init(control: MediaControl, layers: [SimulcastEncoding], cadence: FrameCadence.Configuration) {
+        self.control = control
+        self.cadence = cadence
+        slots = layers.enumerated().dropFirst().map { Slot(layer: $1, index: $0, cadence: cadence) }
+    }
+
+    var isEmpty: Bool { slots.isEmpty }
+
+    /// The bitrate the watched lower layers take together, kbit/s: what layer 0 does not get.
+    private(set) var activeLowerLayersKbps = 0
+
+    /// Decides what each layer does with the picture captured at `now` (`changed` as layer 0's
+    /// cadence was told). True when some layer codes it.
+    func prepare(changed: Bool, at now: UInt64) -> Bool {
+        guard !slots.isEmpty else { return false }
+        decidedAt = now
+        let requested = control.takeLayerKeyFrameRequests()
+        let watched = control.sender.withLock { sender in
+            sender.destinations.contains { $0.options.layers == .all }
+        }
+        var wanted = false
+        let active = watched ? slots.reduce(0) { $0 + $1.layer.bitrateKbps } : 0
+        // Paused or resumed: shown now, not at the next coded picture.
+        defer { if active != activeLowerLayersKbps || !published { publish() } }
+        activeLowerLayersKbps = active
+        for slot in slots {
+            slot.action = .skip
+            guard watched else {
+                if slot.encoder != nil { close(slot) }
+                slot.statistics.paused = true
+                continue
+            }
+            slot.statistics.paused = false
+            if requested & (1 << slot.index) != 0 || slot.encoder == nil { slot.cadence.requestKeyFrame() }
+            let due = slot.lastCoded.map { now &- $0 >= slot.period } ?? true
+            if !due, !slot.cadence.keyFrameWanted {
+                if changed { slot.owesChange = true }
+                continue
+            }
+            slot.action = slot.cadence.picture(changed: changed || slot.owesChange, at: now)
+            slot.owesChange = false
+            if slot.action.encodes {
+                slot.lastCoded = now
+                wanted = true
+            }
+        }
+        return wanted
+    }
+
+    /// Codes `picture` on each layer as `prepare` decided and sends it on that layer.
+    func encode(_ picture: VideoFrame, baseConfiguration: H264Encoder.Configuration) {
+        for slot in slots {
+            let action = slot.action
+            slot.action = .skip
+            guard action.encodes else { continue }
+            do {
+                try encode(picture, action: action, in: slot, base: baseConfiguration)
+            } catch {
+                slot.statistics.failures += 1
+                slot.statistics.lastError = "\(error)"
+                close(slot)
+            }
+        }
+        publish()
+    }
+
+    /// A capture of another size: every layer reopens at the next picture it codes.
+    func sizeChanged() {
+        for slot in slots where slot.encoder != nil { close(slot) }
+    }
+
+    private func encode(
+        _ picture: VideoFrame,
+        action: FrameCadence.Action,
+        in slot: Slot,
+        base: H264Encoder.Configuration
+    ) throws {
+        let width = max(2, picture.width / slot.layer.scaleDown) & ~1
+        let height = max(2, picture.height / slot.layer.scaleDown) & ~1
+        let encoder: H264Encoder
+        if let open = slot.encoder, open.configuration.width == width, open.configuration.height == height {
+            encoder = open
+        } else {
+            var configuration = base
+            configuration.width = width
+            configuration.height = height
+            configuration.frameRate = slot.layer.frameRate
+            configuration.bitrateKbps = slot.layer.bitrateKbps
+            configuration.keyFrames = .onRequest
+            encoder = try H264Encoder(configuration)
+            slot.encoder = encoder
+            slot.statistics.opened += 1
+            encoder.requestKeyFrame()
+        }
+        let input = slot.layer.scaleDown == 1 ? picture : try slot.scaler.scale(picture, width: width, height: height)
+        if action == .keyFrame { encoder.requestKeyFrame() }
+        let started = MonotonicClock.now()
+        let quantizer = action == .idleRepeat ? FrameCadence.idleRepeatQP : nil
+        guard let unit = try encoder.encode(input, quantizer: quantizer) else { return }
+        slot.statistics.encodeNanoseconds += Int(MonotonicClock.now() &- started)
+        if action != .idleRepeat, let qp = unit.quantizer { slot.cadence.encoded(qp: qp, at: decidedAt) }
+        try control.sender.withLock { try $0.send(video: unit, layer: slot.index) }
+        slot.statistics.frames += 1
+        slot.statistics.bytes += unit.data.count
+        if unit.isKeyFrame { slot.statistics.keyFrames += 1 }
+        slot.statistics.lastQuantizer = unit.quantizer
+        slot.statistics.width = width
+        slot.statistics.height = height
+        slot.statistics.cadence = slot.cadence.state.name
+    }
+
+    private func close(_ slot: Slot) {
+        slot.encoder = nil
+        slot.cadence = FrameCadence(cadence)
+        slot.lastCoded = nil
+        slot.owesChange = false
+        slot.statistics.cadence = nil
+    }
+
+    /// Whether the counters were written once (a layer nobody takes shows as paused).
+    private var published = false
+
+    /// One lock pass for all layers' counters.
+    private func publish() {
+        published = true
+        control.statistics.withLock { statistics in
+            if statistics.layers.count != slots.count {
+                statistics.layers = slots.map(\.statistics)
+            } else {
+                for index in slots.indices { statistics.layers[index] = slots[index].statistics }
+            }
+        }
+    }
+}
+
+/// A lower simulcast layer's counters (`--stats-json` `layers`, the status line).
+public struct LayerStatistics: Sendable, Codable, Equatable {
+    public var rid: String
+    /// Not coded: no destination takes the layers.
+    public var paused = true
+    public var opened = 0
+    public var frames = 0
+    public var keyFrames = 0
+    public var bytes = 0
+    public var encodeNanoseconds = 0
+    public var lastQuantizer: Int?
+    public var width = 0
+    public var height = 0
+    public var cadence: String?
+    public var failures = 0
+    public var lastError: String?
+
+    public init(rid: String) { self.rid = rid }
+}
