@@ -130,10 +130,12 @@ extension PublishEndToEndTests {
             let offsets = frames.indices.map { $0 * 1280 * 720 }
             let values = offsets.map { $0 + 1280 * 720 <= gray.count ? Self.timecode(gray, at: $0) : nil }
 
-            // Still phase: the pictures showing frame 0. The last of them, after convergence,
-            // is the screen to within 45 dB.
+            // Still phase: the pictures showing frame 0. The last idle repeat before the change
+            // is the converged screen to within 45 dB. Not the very last picture showing frame 0:
+            // the grab that sees the change may catch the test screen half drawn, its timecode
+            // corner still frame 0 and the rest new (34 dB in one run under load).
             let still = values.enumerated().filter { $0.element?.frame == 0 }.map(\.offset)
-            let lastStill = try #require(still.last, "no picture of the still screen decoded: \(got)")
+            let lastStill = try #require(still.dropLast().last, "no picture of the still screen decoded: \(got)")
             let offset = offsets[lastStill]
             let quality = Self.psnr(gray[offset..<(offset + 1280 * 720)], reference)
             #expect(quality >= 45, "luma PSNR \(quality) dB of the converged still picture")
