@@ -57,12 +57,13 @@ extension PublishEndToEndTests.WHIPJanusTests {
         #expect(publish.exitStatus == 0, "\(publish.output)")
         #expect(publish.output.contains("WHIP: simulcast layers f, q, l taken by the endpoint"), "\(publish.output)")
 
-        // ± 10 %; the cascaded viewer up to + 20 %: Janus B starts it on the first key frame of any
-        // layer and moves it to `l` at `l`'s next one, which its PLI must first bring over the
-        // cascade (5.48 fps over 10 s in two runs, where Janus A's `l` viewer saw 5.03–5.24).
+        // ± 10 %. The cascaded viewer's rate counts the pictures Janus B relays before it is on
+        // `l`: it starts on the first key frame of any layer and moves at `l`'s next one, which
+        // its PLI must first bring over the cascade (5.3–7.0 fps over 10 s in three runs, where
+        // Janus A's `l` viewer saw 5.0–5.2). Under 10 fps it is `l`, not `q` (15) or `f` (30).
         for (got, label, rate, over) in [
             (top, "substream 2 (f)", 30.0, 1.1), (low, "substream 0 (l)", 5.0, 1.1),
-            (cascaded, "Janus B, substream 0 (l)", 5.0, 1.2),
+            (cascaded, "Janus B, substream 0 (l)", 5.0, 2.0),
         ] {
             #expect(got.ok, "\(label): \(got)\n\(got.log)")
             #expect(got.video.sizes.contains("640x360"), "\(label): \(got.video.sizes)")
