@@ -206,13 +206,7 @@ final class GroupEncoders {
     /// One lock pass for all groups' counters.
     private func publish() {
         guard !slots.isEmpty else { return }
-        control.statistics.withLock { statistics in
-            if statistics.encoders.count != slots.count {
-                statistics.encoders = slots.map(\.statistics)
-            } else {
-                for index in slots.indices { statistics.encoders[index] = slots[index].statistics }
-            }
-        }
+        control.statistics.withLock { $0.encoders.overwrite(from: slots, \.statistics) }
     }
 }
 

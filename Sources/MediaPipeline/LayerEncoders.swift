@@ -168,13 +168,7 @@ final class LayerEncoders {
     /// One lock pass for all layers' counters.
     private func publish() {
         published = true
-        control.statistics.withLock { statistics in
-            if statistics.layers.count != slots.count {
-                statistics.layers = slots.map(\.statistics)
-            } else {
-                for index in slots.indices { statistics.layers[index] = slots[index].statistics }
-            }
-        }
+        control.statistics.withLock { $0.layers.overwrite(from: slots, \.statistics) }
     }
 }
 
