@@ -145,7 +145,7 @@ public final class SendSideBandwidthEstimator {
     }
 
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
-    var hasTransportFeedback: Bool { statistics.feedbackMessages > 0 }
+    public var hasTransportFeedback: Bool { statistics.feedbackMessages > 0 }
 
     /// What this receiver lets the encoder make when it allows `allowed` bits per second on the
     /// wire: the video share of it (`CongestionConfiguration.videoTarget`), less the pacer's

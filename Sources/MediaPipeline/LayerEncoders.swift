@@ -51,8 +51,11 @@ final class LayerEncoders {
 
     var isEmpty: Bool { slots.isEmpty }
 
-    /// The bitrate the watched lower layers take together, kbit/s: what layer 0 does not get.
+    /// The bitrate the watched lower layers take together, kbit/s.
     private(set) var activeLowerLayersKbps = 0
+    /// Whether layer 0 (the main encoder) has someone to send to, as of the last `prepare`:
+    /// with simulcast, a room whose viewers all watch lower layers does not encode it.
+    private(set) var topWatched = true
 
     /// Decides what each layer does with the picture captured at `now` (`changed` as layer 0's
     /// cadence was told). True when some layer codes it.
@@ -60,17 +63,27 @@ final class LayerEncoders {
         guard !slots.isEmpty else { return false }
         decidedAt = now
         let requested = control.takeLayerKeyFrameRequests()
-        let watched = control.sender.withLock { sender in
-            sender.destinations.contains { $0.options.layers == .all }
+        let (watchedMask, viewers) = control.sender.withLock { sender in
+            (sender.watchedLayers, sender.layerViewers)
         }
+        topWatched = watchedMask & 1 != 0
         var wanted = false
-        let active = watched ? slots.reduce(0) { $0 + $1.layer.bitrateKbps } : 0
-        // Paused or resumed: shown now, not at the next coded picture.
-        defer { if active != activeLowerLayersKbps || !published { publish() } }
+        var active = 0
+        var republish = !published || (viewers.first ?? 0) != topViewers
+        topViewers = viewers.first ?? 0
+        for slot in slots {
+            let watched = watchedMask & (1 << UInt32(slot.index)) != 0
+            if watched { active += slot.layer.bitrateKbps }
+            let count = slot.index < viewers.count ? viewers[slot.index] : 0
+            if count != slot.statistics.viewers || watched == slot.statistics.paused { republish = true }
+            slot.statistics.viewers = count
+        }
+        // Paused, resumed or watched by others: shown now, not at the next coded picture.
+        defer { if republish || active != activeLowerLayersKbps { publish() } }
         activeLowerLayersKbps = active
         for slot in slots {
             slot.action = .skip
-            guard watched else {
+            guard watchedMask & (1 << UInt32(slot.index)) != 0 else {
                 if slot.encoder != nil { close(slot) }
                 slot.statistics.paused = true
                 continue
@@ -164,19 +177,27 @@ final class LayerEncoders {
 
     /// Whether the counters were written once (a layer nobody takes shows as paused).
     private var published = false
+    /// Viewers of our room on layer 0 (the main encoder's).
+    private var topViewers = 0
 
     /// One lock pass for all layers' counters.
     private func publish() {
         published = true
-        control.statistics.withLock { $0.layers.overwrite(from: slots, \.statistics) }
+        let top = topViewers
+        control.statistics.withLock {
+            $0.layers.overwrite(from: slots, \.statistics)
+            $0.topLayerViewers = top
+        }
     }
 }
 
 /// A lower simulcast layer's counters (`--stats-json` `layers`, the status line).
 public struct LayerStatistics: Sendable, Codable, Equatable {
     public var rid: String
-    /// Not coded: no destination takes the layers.
+    /// Not coded: no destination gets or waits for it.
     public var paused = true
+    /// Viewers of our room that watch it (`DestinationLayers.adaptive`).
+    public var viewers = 0
     public var opened = 0
     public var frames = 0
     public var keyFrames = 0

@@ -74,6 +74,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     /// The lower simulcast layers (`--simulcast`), highest first; layer 0 is the main encoder's
     /// own counters.
     public var layers: [LayerStatistics] = []
+    /// With simulcast, the viewers of our room that watch layer 0 (the main encoder's).
+    public var topLayerViewers = 0
 
     public init() {}
 }

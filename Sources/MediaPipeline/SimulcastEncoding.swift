@@ -31,6 +31,16 @@ public struct SimulcastEncoding: Sendable, Equatable {
         return layers
     }
 
+    /// What a receiver must allow to get each layer, bits per second, highest first
+    /// (`MediaSender.Simulcast.needs`): a lower layer its bitrate; the top layer, whose rate
+    /// follows its receivers, twice the largest lower layer's (below that it would look no
+    /// better than the layer under it).
+    public static func needs(of layers: [SimulcastEncoding]) -> [Int] {
+        let lower = layers.dropFirst().map { $0.bitrateKbps * 1000 }
+        guard let largest = lower.max() else { return [] }
+        return [2 * largest] + lower
+    }
+
     /// Janus takes at most three layers; RFC 8851 allows more, which no SFU we publish to reads.
     public static let maximumCount = 3
 

@@ -39,12 +39,12 @@ public final class VideoPath {
     /// The bitrate the congestion controller asked for; x264 is given it times the governor's
     /// divisor, since it budgets each picture from the nominal frame rate.
     private var targetKbps: Int
+    /// Layer 0 went unwatched (simulcast): it restarts with a key frame.
+    private var topPaused = false
     /// VP8 and VP9 for the codec groups' viewers, from the same pictures.
     private let groupEncoders: GroupEncoders
     /// The lower simulcast layers (`--simulcast`), from the same pictures.
     private let layerEncoders: LayerEncoders
-    /// What the lower layers took of the target when x264's share was last set, kbit/s.
-    private var lowerLayersKbps = 0
 
     init(
         encoder: H264Encoder,
@@ -75,7 +75,7 @@ public final class VideoPath {
         owesPicture = true
         groupEncoders.sizeChanged()
         layerEncoders.sizeChanged()
-        if governor.divisor > 1 || lowerLayersKbps > 0 { applyBitrate() }
+        if governor.divisor > 1 { applyBitrate() }
     }
 
     var width: Int { encoder.configuration.width }
@@ -131,12 +131,22 @@ public final class VideoPath {
             return PictureWork(h264: .skip, groups: false, layers: false)
         }
         let admitted = changed || owesPicture
-        let action = cadence.picture(changed: admitted, at: now, refreshing: encoder.isRefreshing)
-        owesPicture = false
         let groups = groupEncoders.prepare(changed: admitted, at: now)
         let layers = layerEncoders.prepare(changed: admitted, at: now)
-        // Layers that start or stop being watched move x264's share of the target.
-        if layerEncoders.activeLowerLayersKbps != lowerLayersKbps { applyBitrate() }
+        // With simulcast, layer 0 nobody watches is not encoded; it resumes with an IDR.
+        if !layerEncoders.topWatched {
+            topPaused = true
+            owesPicture = admitted
+            counts.framesStill += 1
+            publishCounts { _ in }
+            return PictureWork(h264: .skip, groups: groups, layers: layers)
+        }
+        if topPaused {
+            topPaused = false
+            cadence.requestKeyFrame()
+        }
+        let action = cadence.picture(changed: admitted, at: now, refreshing: encoder.isRefreshing)
+        owesPicture = false
         switch action {
         case .skip: counts.framesStill += 1
         case .refresh: counts.refreshes += 1
@@ -267,12 +277,11 @@ public final class VideoPath {
         applyBitrate()
     }
 
-    /// The target into x264, less what the watched lower simulcast layers take (x264 keeps at
-    /// least `minimumTopLayerKbps`), scaled by the governor's divisor (within x264's range).
+    /// The target into x264 (what the receivers of layer 0 allow it: an SFU's vote leaves the
+    /// lower simulcast layers their rates, `MediaSender.layerZeroVote`), scaled by the
+    /// governor's divisor (within x264's range).
     private func applyBitrate() {
-        lowerLayersKbps = layerEncoders.activeLowerLayersKbps
-        let share = lowerLayersKbps > 0 ? max(Self.minimumTopLayerKbps, targetKbps - lowerLayersKbps) : targetKbps
-        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, share * governor.divisor)
+        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, targetKbps * governor.divisor)
         do {
             try encoder.setBitrate(kbps: scaled)
             control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
@@ -282,9 +291,6 @@ public final class VideoPath {
             control.statistics.withLock { $0.bitrateChangesRefused += 1 }
         }
     }
-
-    /// The least the top simulcast layer is given when the lower ones take most of the target.
-    static let minimumTopLayerKbps = 150
 
     /// The encoder's first IDR carries these; the SDP's `sprop-parameter-sets` too.
     public func parameterSets() throws -> (sps: [UInt8], pps: [UInt8]) { try encoder.parameterSets() }

@@ -16,12 +16,15 @@ public enum RTPRetransmission {
     public static let overhead = 2
 
     /// Writes the RTX packet for the clear-text RTP packet `original` into `destination` and
-    /// returns its length (`original` minus padding, plus 2).
+    /// returns its length (`original` minus padding, plus 2). The OSN is the original's
+    /// sequence number, or `originalSequenceNumber` when the receiver knew the original under
+    /// another one (a simulcast layer renumbered for one viewer).
     public static func write(
         original: UnsafeRawBufferPointer,
         ssrc: UInt32,
         payloadType: UInt8,
         sequenceNumber: UInt16,
+        originalSequenceNumber: UInt16? = nil,
         into destination: UnsafeMutableRawBufferPointer
     ) throws(RTPError) -> Int {
         guard payloadType <= 127 else {
@@ -38,8 +41,16 @@ public enum RTPRetransmission {
             byteCount: payloadLength
         )
         // The original sequence number goes in front of the payload before the header's is replaced.
-        destination[layout.headerLength] = original[2]
-        destination[layout.headerLength + 1] = original[3]
+        if let originalSequenceNumber {
+            destination.storeBytes(
+                of: originalSequenceNumber.bigEndian,
+                toByteOffset: layout.headerLength,
+                as: UInt16.self
+            )
+        } else {
+            destination[layout.headerLength] = original[2]
+            destination[layout.headerLength + 1] = original[3]
+        }
         rewrite(destination, payloadType: payloadType, sequenceNumber: sequenceNumber, ssrc: ssrc)
         // The padding bit is cleared: the original's padding was left behind.
         destination[0] &= ~0x20

@@ -1,3 +1,4 @@
+import Media
 import RTP
 import SRTP
 import Transport
@@ -9,9 +10,12 @@ extension Destination {
     /// order as from one `send` per packet. Costs per packet: one copy, one `srtp_protect`; per
     /// run, one system call; no allocation. `scratch` is shared by all destinations (one at a
     /// time, on the sender thread) and must hold `UDPSocket.maximumSegmentedBytes` plus a packet.
+    /// `renumbering`: a viewer watching one layer (`LayerSelection`) gets each packet
+    /// renumbered into its stream on the way (packets the pacer kept are renumbered already).
     func send(
         burst: PacketBurst,
         layer: Int,
+        renumbering: Bool = false,
         headerLength: Int,
         to target: UDPAddress,
         through sink: any DatagramSink,
@@ -32,6 +36,7 @@ extension Destination {
             run = (0, 0, 0, false)
         }
         let trailer = keys.suite.rtpTrailerLength
+        let now = MonotonicClock.now()
         for index in 0..<burst.count {
             let clear = burst[index]
             if run.count > 0,
@@ -41,8 +46,11 @@ extension Destination {
                 flush()
             }
             let slot = UnsafeMutableRawBufferPointer(rebasing: scratch[run.bytes...])
-            guard let length = protectCopy(of: clear, into: slot, rtcp: false) else { continue }
-            videoReports[layer].recordPacketSent(payloadLength: clear.count - headerLength)
+            guard let length = protectCopy(of: clear, into: slot, rtcp: false, renumbering: renumbering ? layer : nil)
+            else { continue }
+            // A viewer of one layer knows one stream: layer 0's, whose reports count it all.
+            videoReports[selection == nil ? layer : 0].recordPacketSent(payloadLength: clear.count - headerLength)
+            if selection != nil || dropPolicy != nil { videoSent.add(length, at: now) }
             if run.count > 0, length > run.segment {
                 // Longer than the run's size (a fragment after a small STAP-A): the run ends
                 // before it, and it starts the next one from the front of the scratch space.

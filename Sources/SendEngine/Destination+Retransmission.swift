@@ -10,10 +10,13 @@ extension Destination {
     /// destination's next RTX sequence number (the RTX packet is written straight from the
     /// history slot). Then SRTP in place and `sendto` from the RTP socket. False if nothing
     /// was sent (not held, mode off, protect or send failed).
+    /// `renumbered`: the viewer's number of the packet (`LayerSelection`), which the resend
+    /// carries under layer 0's SSRC.
     func retransmit(
         _ sequenceNumber: UInt16,
         from history: RTPPacketHistory,
-        rtx: (ssrc: UInt32, payloadType: UInt8)
+        rtx: (ssrc: UInt32, payloadType: UInt8),
+        renumbered: UInt16? = nil
     )
         -> Bool
     {
@@ -24,8 +27,9 @@ extension Destination {
             return false
         case .sameSSRC:
             length = history.copy(sequenceNumber, into: room)
-            if length != nil, let payloadTypes = options.payloadTypes, let base = room.baseAddress {
-                payloadTypes.rewrite(base)
+            if length != nil, let base = room.baseAddress {
+                if let payloadTypes = options.payloadTypes { payloadTypes.rewrite(base) }
+                if let renumbered { selection?.stamp(base, number: renumbered) }
             }
         case .rtx:
             let rtxSequenceNumber = feedback.takeRTXSequenceNumber()
@@ -36,6 +40,7 @@ extension Destination {
                         ssrc: rtx.ssrc,
                         payloadType: options.payloadTypes?.retransmission ?? rtx.payloadType,
                         sequenceNumber: rtxSequenceNumber,
+                        originalSequenceNumber: renumbered,
                         into: room
                     )
                 } ?? nil
@@ -73,6 +78,13 @@ extension Destination {
         result.nack = feedback.limiter.statistics
         result.bitrateEstimate = allowedBitrate
         result.congestion = congestion.statistics(at: MonotonicClock.now())
+        if let rids = simulcast?.rids {
+            let name = { (index: Int?) in index.flatMap { rids.indices.contains($0) ? rids[$0] : nil } }
+            result.layer = name(selection?.current)
+            result.nextLayer = name(selection?.pending)
+            result.layerSwitches = selection?.switches ?? 0
+            result.droppedLayers = Array(rids.prefix(keptFrom))
+        }
         return result
     }
 

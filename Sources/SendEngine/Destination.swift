@@ -33,6 +33,18 @@ public final class Destination {
     /// destination that takes every layer (an RTX copy's rid becomes its rrid), blanked to
     /// padding for one that takes layer 0 alone and never agreed on them.
     let simulcast: MediaSender.Simulcast?
+    /// The video layers whose packets it gets now, bit i for layer i (`forwards`).
+    var layerMask: UInt32
+    /// A viewer that watches one layer at a time (`DestinationLayers.adaptive`).
+    var selection: LayerSelection?
+    /// An SFU that takes every layer (`.all`): the highest layer it still gets, and the policy
+    /// that drops layers from the top when its estimate cannot carry them all.
+    public internal(set) var keptFrom = 0
+    var dropPolicy: LayerPolicy?
+    /// The video sent to it over the last second, and the highest such rate of the last
+    /// `probedWindow`: how far a receiver that reports only loss has shown its path carries.
+    var videoSent = SentBytesWindow(window: 1_000_000_000)
+    var probed: (bitsPerSecond: Int, at: UInt64) = (0, 0)
     public internal(set) var statistics = Statistics()
 
     public struct Statistics: Sendable, Equatable {
@@ -66,6 +78,25 @@ public final class Destination {
         simulcast: MediaSender.Simulcast? = nil,
         sockets: DestinationSockets? = nil
     ) throws {
+        let layerCount = videoReports.count
+        switch options.layers {
+        case .adaptive where layerCount > 1:
+            var generator = SystemRandomNumberGenerator()
+            selection = LayerSelection(
+                ssrc: videoReports[0].ssrc,
+                layerCount: layerCount,
+                needs: simulcast?.needs ?? [],
+                firstSequenceNumber: UInt16.random(in: .min ... .max, using: &generator)
+            )
+            layerMask = 0
+        case .all where layerCount > 1:
+            // Keeping the layers from i on needs what they take together.
+            let needs = simulcast?.needs ?? []
+            dropPolicy = LayerPolicy(needs: needs.indices.map { needs[$0...].reduce(0, +) })
+            layerMask = (1 << UInt32(layerCount)) - 1
+        default:
+            layerMask = 1
+        }
         self.id = id
         self.address = address
         self.keys = keys
@@ -97,7 +128,8 @@ public final class Destination {
         of packet: UnsafeRawBufferPointer,
         into slot: UnsafeMutableRawBufferPointer,
         rtcp: Bool,
-        audio: Bool = false
+        audio: Bool = false,
+        renumbering layer: Int? = nil
     ) -> Int? {
         guard packet.count <= slot.count - RTPPacketBuffer.trailerSpare, let source = packet.baseAddress,
             let target = slot.baseAddress
@@ -113,6 +145,7 @@ public final class Destination {
         }
         if let payloadTypes = options.payloadTypes { payloadTypes.rewrite(target) }
         if !audio { adaptStreamIDs(UnsafeMutableRawBufferPointer(rebasing: slot[0..<packet.count]), repair: false) }
+        if let layer { selection?.renumber(target, layer: layer) }
         return protectRTP(slot, length: packet.count, audio: audio)
     }
 
@@ -130,6 +163,7 @@ public final class Destination {
                 )
             }
         } else {
+            // Every layer a viewer watches arrives as the one stream it agreed on.
             _ = try? RTPStreamIdentifier.blankElement(id: simulcast.midID, inPacket: packet)
             _ = try? RTPStreamIdentifier.blankElement(id: simulcast.ridID, inPacket: packet)
         }

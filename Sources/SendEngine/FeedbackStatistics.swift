@@ -38,6 +38,14 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
     public var bitrateEstimate: Int?
     /// Send-side congestion control for this destination (transport-wide feedback, pacer).
     public var congestion: CongestionStatistics?
+    /// With simulcast, a viewer of our room: the rid of the layer it watches now, the one it
+    /// moves to at that layer's next key frame, and its moves so far.
+    public var layer: String?
+    public var nextLayer: String?
+    public var layerSwitches = 0
+    /// With simulcast, an SFU: the layers dropped from the top because its estimate cannot
+    /// carry them (taken back when it can).
+    public var droppedLayers: [String] = []
 
     public init() {}
 
@@ -57,6 +65,8 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
         parts.append("pli \(pictureLossIndications) fir \(fullIntraRequests)")
         if let bitrateEstimate { parts.append("estimate \(bitrateEstimate / 1000) kbit/s") }
         if let congestion, congestion.transportWide { parts.append(congestion.statusText) }
+        if let layer { parts.append("layer \(layer)\(nextLayer.map { "→\($0)" } ?? "")") }
+        if !droppedLayers.isEmpty { parts.append("dropped \(droppedLayers.joined(separator: ","))") }
         parts.append("bad \(rtcpBad)")
         return parts.joined(separator: " ")
     }

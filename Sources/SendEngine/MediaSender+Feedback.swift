@@ -47,11 +47,16 @@ extension MediaSender {
             }
         }
         for layer in layers where layer.keyFrames.due(at: now) { actions.keyFrameLayers |= 1 << layer.index }
+        selectLayers(now: now, actions: &actions)
         bitrateVotes.removeAll(keepingCapacity: true)
+        // Layer 0's encoder follows the receivers that get layer 0: a viewer moved to a lower
+        // layer no longer pulls it down.
         for destination in destinations {
             destination.congestion.updateDrainPacing()
-            guard let allowed = destination.allowedBitrate else { continue }
-            bitrateVotes.append(vote(of: destination, allowed: allowed))
+            guard let allowed = destination.allowedBitrate,
+                let vote = layerZeroVote(of: destination, allowed: allowed)
+            else { continue }
+            bitrateVotes.append(vote)
         }
         let target = bitratePolicy.target(&bitrateVotes)
         weakestFollowedVote = bitratePolicy.weakestFollowed(&bitrateVotes)
@@ -225,15 +230,13 @@ extension MediaSender {
                 }
             }
         case .pictureLossIndication(let pli):
-            guard let layer = layer(ssrc: pli.mediaSSRC), destination.options.layers.takes(layer.index) else { break }
+            guard let layer = watched(ssrc: pli.mediaSSRC, by: destination) else { break }
             feedback.statistics.pictureLossIndications += 1
             if layer.keyFrames.pictureLoss(at: now) { actions.keyFrameLayers |= 1 << layer.index }
         case .fullIntraRequest(let fir):
             // RFC 5104 §4.3.1.2: the targets are in the FCI entries, not the media SSRC field.
             for entry in fir.entries {
-                guard let layer = layer(ssrc: entry.ssrc), destination.options.layers.takes(layer.index) else {
-                    continue
-                }
+                guard let layer = watched(ssrc: entry.ssrc, by: destination) else { continue }
                 feedback.statistics.fullIntraRequests += 1
                 let requester = UInt64(feedback.number) << 32 | UInt64(fir.senderSSRC)
                 if layer.keyFrames.fullIntraRequest(
@@ -287,7 +290,28 @@ extension MediaSender {
         Int(Double(videoSent.bitsPerSecond(at: now)) * configuration.feedback.unreportedRetransmissionShare)
     }
 
-    private func resend(_ sequenceNumber: UInt16, of layer: VideoLayer, to destination: Destination, now: UInt64) {
+    /// The layer feedback about `ssrc` from `destination` concerns: the one a viewer of one
+    /// layer watches or waits for (it knows only layer 0's SSRC), else the layer with that SSRC
+    /// if the destination gets it.
+    private func watched(ssrc: UInt32, by destination: Destination) -> VideoLayer? {
+        guard let layer = layer(ssrc: ssrc), destination.options.layers.takes(layer.index) else { return nil }
+        guard let selection = destination.selection else { return layer }
+        return layers[selection.pending ?? selection.current ?? 0]
+    }
+
+    /// A NACKed packet, resent when the limiter allows. A viewer of one layer names its own
+    /// numbers: the packet is found in the layer it came from (`LayerRenumbering.source`) and
+    /// resent under the viewer's number.
+    private func resend(_ number: UInt16, of named: VideoLayer, to destination: Destination, now: UInt64) {
+        var layer: VideoLayer? = named
+        var sequenceNumber = number
+        var renumbered: UInt16?
+        if let selection = destination.selection {
+            renumbered = number
+            let source = selection.renumbering.source(of: number)
+            layer = source.flatMap { layers.indices.contains($0.layer) ? layers[$0.layer] : nil }
+            sequenceNumber = source?.sequenceNumber ?? number
+        }
         let feedback = destination.feedback
         let interval = feedback.retransmissionInterval(
             fallback: configuration.feedback.defaultRoundTrip,
@@ -300,16 +324,16 @@ extension MediaSender {
         // One history lookup: whether it is held, and its size on the wire as a resend (RTX
         // header included), which counts against what this receiver allows once it said, and
         // until then against a share of the video sent (`unreportedRetransmissionRate`).
-        let size = layer.history.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
+        let size = layer?.history.withPacket(sequenceNumber) { $0.count + RTPRetransmission.overhead }
         let decision = feedback.limiter.decide(
-            sequenceNumber,
+            number,
             available: size != nil,
             at: now,
             roundTrip: interval,
             bytes: size ?? 0,
             maximumRate: destination.allowedBitrate ?? unreportedRetransmissionRate(at: now)
         )
-        guard decision == .resend, let size else { return }
-        queueRetransmission(sequenceNumber, of: layer, size: size, to: destination, at: now)
+        guard decision == .resend, let size, let layer else { return }
+        queueRetransmission(sequenceNumber, of: layer, size: size, to: destination, at: now, renumbered: renumbered)
     }
 }

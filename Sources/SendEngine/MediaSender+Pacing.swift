@@ -12,11 +12,16 @@ extension MediaSender {
     func enqueuePaced(_ buffer: RTPPacketBuffer, layer: VideoLayer, at now: UInt64) {
         let sequenceNumber = buffer.withUnsafeBytes { UInt16($0[2]) << 8 | UInt16($0[3]) }
         let handle = layer.handle(sequenceNumber)
-        for destination in destinations
-        where destination.congestion.isPaced && destination.options.layers.takes(layer.index) {
-            if !destination.congestion.enqueue(handle: handle, size: buffer.count, kind: .video, at: now) {
-                destination.congestion.countPacerDrop()
-            }
+        for destination in destinations where destination.congestion.isPaced && destination.forwards(layer.index) {
+            // A viewer of one layer: its number is fixed now, in the order packets are cut.
+            let number = destination.selection?.forward(layer: layer.index, sequenceNumber: sequenceNumber)
+            let queued = destination.congestion.enqueue(
+                handle: number.map { layer.handle(sequenceNumber, renumberedAs: $0) } ?? handle,
+                size: buffer.count,
+                kind: .video,
+                at: now
+            )
+            if !queued { destination.congestion.countPacerDrop() }
         }
     }
 
@@ -37,6 +42,7 @@ extension MediaSender {
             destination.send(
                 burst: pacedBurst,
                 layer: burstLayer,
+                renumbering: false,
                 headerLength: layers[burstLayer].stream.headerLength,
                 to: destination.address.videoRTP,
                 through: destination.sockets.rtpSink,
@@ -46,7 +52,7 @@ extension MediaSender {
             pacedBurst.removeAll()
         }
         while let (handle, kind) = congestion.nextPacket(at: now) {
-            let (index, sequenceNumber) = VideoLayer.split(handle: handle)
+            let (index, sequenceNumber, renumbered) = VideoLayer.split(handle: handle)
             guard layers.indices.contains(index) else { continue }
             let layer = layers[index]
             switch kind {
@@ -57,14 +63,20 @@ extension MediaSender {
                 }
                 let stored = layer.history.withPacket(sequenceNumber) { pacedBurst.append(bytes: $0) } ?? false
                 if !stored { congestion.countPacerDrop() }
+                if stored, let renumbered, let selection = destination.selection {
+                    pacedBurst.withLast { selection.stamp($0, number: renumbered) }
+                }
                 if pacedBurst.isFull { flush() }
             case .retransmission, .padding:
                 // Order on the wire follows the pacer's: what was gathered goes first.
                 flush()
+                // A viewer of one layer knows layer 0's RTX stream alone.
+                let rtxSSRC = renumbered == nil ? layer.rtxSSRC : layers[0].rtxSSRC
                 if destination.retransmit(
                     sequenceNumber,
                     from: layer.history,
-                    rtx: (layer.rtxSSRC, configuration.feedback.rtxPayloadType)
+                    rtx: (rtxSSRC, configuration.feedback.rtxPayloadType),
+                    renumbered: renumbered
                 ) {
                     packetsSent += 1
                     if kind == .retransmission { destination.countRepair(layer: index) }
@@ -101,11 +113,13 @@ extension MediaSender {
         of layer: VideoLayer,
         size: Int,
         to destination: Destination,
-        at now: UInt64
+        at now: UInt64,
+        renumbered: UInt16? = nil
     ) {
         if destination.congestion.isPaced {
             let queued = destination.congestion.enqueue(
-                handle: layer.handle(sequenceNumber),
+                handle: renumbered.map { layer.handle(sequenceNumber, renumberedAs: $0) }
+                    ?? layer.handle(sequenceNumber),
                 size: size,
                 kind: .retransmission,
                 at: now
@@ -116,7 +130,8 @@ extension MediaSender {
         if destination.retransmit(
             sequenceNumber,
             from: layer.history,
-            rtx: (layer.rtxSSRC, configuration.feedback.rtxPayloadType)
+            rtx: (renumbered == nil ? layer.rtxSSRC : layers[0].rtxSSRC, configuration.feedback.rtxPayloadType),
+            renumbered: renumbered
         ) {
             destination.countRepair(layer: layer.index)
         }
@@ -136,12 +151,20 @@ extension MediaSender {
         guard destination.options.retransmission == .rtx, let probe = congestion.dueProbe(at: now) else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
         var queued = (packets: 0, bytes: 0)
-        var sequenceNumber = video.nextSequenceNumber &- 1
+        // The newest packets of a layer it gets: a viewer of one layer, its own (renumbered).
+        let layer = layers[destination.selection?.current ?? destination.keptFrom]
+        var sequenceNumber = layer.stream.nextSequenceNumber &- 1
         while queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes {
-            guard let size = videoHistory.withPacket(sequenceNumber, { $0.count }) else { break }
+            guard let size = layer.history.withPacket(sequenceNumber, { $0.count }) else { break }
+            var handle = layer.handle(sequenceNumber)
+            if let selection = destination.selection {
+                guard let number = selection.sentNumber(layer: layer.index, sequenceNumber: sequenceNumber) else {
+                    break
+                }
+                handle = layer.handle(sequenceNumber, renumberedAs: number)
+            }
             // In place: a copy of the pacer would copy its rings.
-            guard congestion.enqueue(handle: layers[0].handle(sequenceNumber), size: size, kind: .padding, at: now)
-            else { break }
+            guard congestion.enqueue(handle: handle, size: size, kind: .padding, at: now) else { break }
             queued.packets += 1
             queued.bytes += size
             sequenceNumber &-= 1

@@ -49,17 +49,36 @@ public final class MediaSender {
         public var midID: UInt8 = 4
         public var ridID: UInt8 = 10
         public var repairedRIDID: UInt8 = 11
+        /// What a receiver must allow to get each layer, bits per second, highest first: what
+        /// a viewer's layer (`LayerSelection`) and an SFU's dropped layers follow. Empty: never
+        /// move a viewer off layer 0, never drop a layer.
+        public var needs: [Int]
 
-        public init(rids: [String], mid: String) {
+        public init(rids: [String], mid: String, needs: [Int] = []) {
             self.rids = rids
             self.mid = mid
+            self.needs = needs
         }
     }
 
     public let configuration: Configuration
     public private(set) var destinations: [Destination] = [] {
-        didSet { hasReceiversThatCannotAsk = destinations.contains { !$0.options.asksForKeyFrames } }
+        didSet {
+            hasReceiversThatCannotAsk = destinations.contains { !$0.options.asksForKeyFrames }
+            hasSelections = destinations.contains { $0.selection != nil }
+            updateWatchedLayers()
+        }
     }
+    /// Some destination watches one layer at a time (`LayerSelection`).
+    private(set) var hasSelections = false
+    /// The layers some destination gets or waits for, bit i for layer i: the lower layers'
+    /// encoders run for these alone (a layer nobody watches is not encoded).
+    public internal(set) var watchedLayers: UInt32 = 0
+    /// How many viewers of one layer watch each layer now (`LayerSelection`), index 0 the highest.
+    public internal(set) var layerViewers: [Int] = []
+    /// Key frames of layers that viewers moved to, granted by the layers' limiters, for the
+    /// next `pollFeedback` to hand the encoders.
+    var grantedKeyFrameLayers: UInt32 = 0
     /// The final counters of the destinations that left, newest last: `--stats-json` keeps a
     /// viewer's whole story after it goes. Bounded (`departedLimit`) so churn cannot grow it.
     public private(set) var departed: [(id: String, statistics: FeedbackStatistics)] = []
@@ -278,6 +297,8 @@ public final class MediaSender {
             sockets: sockets
         )
         destinations.append(destination)
+        startSelection(of: destination, now: MonotonicClock.now())
+        updateWatchedLayers()
         // Its first key frame leaves at the pacing rate of today's target, not the pacer's floor.
         if destination.congestion.isPaced { applyPacingRate(to: destination) }
         return destination
@@ -380,6 +401,16 @@ public final class MediaSender {
         // Read before packetize borrows the stream for the whole call (exclusive access).
         let headerLength = layer.stream.headerLength
         let history = layer.history
+        // Which viewers of one layer get this picture: a key frame of the layer one waits for
+        // moves it there.
+        if hasSelections {
+            let first = layer.stream.nextSequenceNumber
+            var moved = false
+            for destination in destinations where destination.selection != nil {
+                if destination.admit(layer: layer.index, isKeyFrame: isKeyFrame, first: first) { moved = true }
+            }
+            if moved { updateWatchedLayers() }
+        }
         _ = try packetize(timestamp) { buffer in
             // The clear packet is kept for NACKs (and the pacers) before it is encrypted per
             // destination.
@@ -399,11 +430,11 @@ public final class MediaSender {
     private func sendBurst(_ layer: VideoLayer, headerLength: Int) {
         defer { burst.removeAll() }
         guard burst.count > 0 else { return }
-        for destination in destinations
-        where !destination.congestion.isPaced && destination.options.layers.takes(layer.index) {
+        for destination in destinations where !destination.congestion.isPaced && destination.forwards(layer.index) {
             destination.send(
                 burst: burst,
                 layer: layer.index,
+                renumbering: destination.selection != nil,
                 headerLength: headerLength,
                 to: destination.address.videoRTP,
                 through: destination.sockets.rtpSink,

@@ -54,6 +54,12 @@ final class PacketBurst {
         return true
     }
 
+    /// The last packet's bytes, to be changed in place (a packet renumbered for one viewer).
+    func withLast(_ body: (UnsafeMutableRawPointer) -> Void) {
+        guard count > 0, let base = storage.baseAddress else { return }
+        body(base + (count - 1) * slotSize)
+    }
+
     /// The `index`th packet's bytes, valid until the next `removeAll`.
     subscript(index: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: storage[index * slotSize..<index * slotSize + lengths[index]])

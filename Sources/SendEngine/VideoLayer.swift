@@ -49,9 +49,22 @@ public final class VideoLayer {
     /// pacer queue holds every layer's packets in the order they were cut.
     func handle(_ sequenceNumber: UInt16) -> Int { index << 16 | Int(sequenceNumber) }
 
-    /// The layer and sequence number a pacer handle names.
-    static func split(handle: Int) -> (layer: Int, sequenceNumber: UInt16) {
-        (handle >> 16, UInt16(truncatingIfNeeded: handle))
+    /// The handle of a packet renumbered for one viewer (`LayerSelection`): its number in the
+    /// viewer's stream above the layer and sequence number, and a flag.
+    func handle(_ sequenceNumber: UInt16, renumberedAs number: UInt16) -> Int {
+        Self.renumberedFlag | Int(number) << 32 | handle(sequenceNumber)
+    }
+
+    private static let renumberedFlag = 1 << 48
+
+    /// The layer, sequence number and (for a renumbered packet) the viewer's number a pacer
+    /// handle names.
+    static func split(handle: Int) -> (layer: Int, sequenceNumber: UInt16, renumbered: UInt16?) {
+        (
+            handle >> 16 & 0xFFFF,
+            UInt16(truncatingIfNeeded: handle),
+            handle & renumberedFlag != 0 ? UInt16(truncatingIfNeeded: handle >> 32) : nil
+        )
     }
 }
 
@@ -60,12 +73,17 @@ public enum DestinationLayers: Sendable, Equatable {
     /// Layer 0 alone: every receiver of a sender without simulcast, and a viewer of our room.
     case first
     /// Every layer, each under its own SSRC with its `rid` (RFC 8852) on every packet: an SFU
-    /// that took our simulcast offer (WHIP).
+    /// that took our simulcast offer (WHIP). Layers its estimate cannot carry are dropped from
+    /// the top (`Destination.keptFrom`).
     case all
+    /// One layer at a time, the highest its own estimate carries, renumbered into layer 0's
+    /// stream (`LayerSelection`): a viewer of our room when the sender simulcasts.
+    case adaptive
 
+    /// Whether feedback about `layer`'s own SSRC concerns this destination.
     func takes(_ layer: Int) -> Bool {
         switch self {
-        case .first: layer == 0
+        case .first, .adaptive: layer == 0
         case .all: true
         }
     }

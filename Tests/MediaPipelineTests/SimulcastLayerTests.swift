@@ -70,8 +70,9 @@ struct SimulcastLayerTests {
         #expect((60...62 + 30 + 6).contains(quarter.frames), "q: \(quarter.frames)")
         #expect(low.cadence == "still" && quarter.cadence == "still")
         #expect(low.keyFrames == 1 && quarter.keyFrames == 1)
-        // The SFU takes all three: x264's top layer gets the target less l's 250 and q's 400.
-        #expect(path.encoder.bitrateKbps == 2500 - 250 - 400)
+        // The SFU's vote leaves l and q their rates (`MediaSender.layerZeroVote`); with no
+        // report yet x264 keeps the start rate.
+        #expect(path.encoder.bitrateKbps == 2500)
     }
 
     @Test("nobody takes the layers: they are not encoded, and layer 0 keeps the whole target")

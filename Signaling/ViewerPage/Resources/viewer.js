@@ -80,7 +80,7 @@
   const viewer = (window.viewer = {
     state: "connecting", status: "", room, uid, publisher: pinned, streams: [],
     framesShown: 0, timecodes: [], glassToGlassMs: [], frameTimes: [], rttMs: [], firstFrameMs: null, answeredMs: null,
-    width: 0, height: 0, stats: {}, clockOffsetMs: null, events: [], states: [],
+    width: 0, height: 0, stats: {}, clockOffsetMs: null, events: [], states: [], layer: null,
     // totals, for slicing the lists above; `freezes`: gaps over 500 ms while playing (never while still)
     counts: { frames: 0, timecodes: 0, glassToGlass: 0, rtt: 0, misreads: 0, shownAgain: 0, stillRepeats: 0, freezes: 0 },
     playbackBase: { totalVideoFrames: 0, droppedVideoFrames: 0, currentTime: 0 }, // from earlier sources
@@ -249,6 +249,14 @@
         if (session && session.publisher === m.publisher) endSession(m.reason);
         return;
       case "signal":
+        // With simulcast the publisher says which layer this viewer watches (Docs/simulcast.md).
+        if (m.payload && m.payload.event === "layer" && typeof m.payload.rid === "string") {
+          if (session && session.publisher === m.from) {
+            viewer.layer = { rid: m.payload.rid.slice(0, 16), index: m.payload.index, layers: m.payload.layers };
+            log(`now on simulcast layer ${viewer.layer.rid}`);
+          }
+          return;
+        }
         if (m.payload && m.payload.event === "webrtc-ended") {
           log(`${m.from} ended a WebRTC session: ${m.payload.reason}`);
           // Before our answer came, it can only be about an older session.
@@ -302,6 +310,7 @@
   }
 
   function endSession(reason) {
+    viewer.layer = null;
     close(session);
     setState("ended", reason);
   }
@@ -518,8 +527,10 @@
     const show = (v, unit = "") => (v === null || v === undefined ? "–" : `${v}${unit}`);
     const pace = viewer.state === "still" ? "still" : show(s.fps, " fps");
     const codec = s.videoCodec ? `${s.videoCodec.replace(/^video\//, "")}  ` : "";
+    const layer = viewer.layer ? `  layer ${viewer.layer.rid} (${viewer.layer.layers - viewer.layer.index} of ${viewer.layer.layers})` : "";
+    s.layer = viewer.layer ? viewer.layer.rid : null;
     $("overlay").textContent = [
-      `${s.width}×${s.height}  ${codec}${pace}  ${show(s.kbps, " kbit/s")}`,
+      `${s.width}×${s.height}  ${codec}${pace}  ${show(s.kbps, " kbit/s")}${layer}`,
       `rtt ${show(s.rttMs, " ms")}  loss ${show(s.packetsLost)} (${show(s.lossPercent, " %")})  freezes ${viewer.counts.freezes}`,
       `glass-to-glass p50 ${show(s.g2gP50, " ms")}  p95 ${show(s.g2gP95, " ms")}  frame #${show(s.lastTimecode)}`,
     ].join("\n");

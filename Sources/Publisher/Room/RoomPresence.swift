@@ -52,6 +52,8 @@ struct RoomPresence {
         }
         let stillness = Task { [self] in await tellStillness(client: client) }
         defer { stillness.cancel() }
+        let layers = Task { [self] in await tellLayers(client: client) }
+        defer { layers.cancel() }
         // When a held-back key-frame request was last logged: at most one line a second.
         var lastHeldBackLog: UInt64?
         for await event in client.events {
@@ -121,6 +123,40 @@ struct RoomPresence {
             }
             said = state
             await tell(state, client: client)
+        }
+    }
+
+    /// With simulcast, tells each WebRTC viewer of the room the layer it now watches, in a
+    /// `signal` (`{"event": "layer", "rid": "l", "index": 1, "layers": 2}`) when it moved (its
+    /// page shows it, Docs/simulcast.md). Looked at twice a second: a move happens at a key
+    /// frame, at most a few times a minute per viewer.
+    private func tellLayers(client: SignalingClient) async {
+        var told: [String: Int] = [:]
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(500))
+            let (watching, rids) = control.sender.withLock { sender in
+                (
+                    sender.destinations.compactMap { destination in
+                        destination.watchedLayer.map { (destination.id, $0) }
+                    },
+                    sender.configuration.simulcast?.rids ?? []
+                )
+            }
+            guard !rids.isEmpty else { return }
+            told = told.filter { id, _ in watching.contains { $0.0 == id } }
+            for (id, layer) in watching where told[id] != layer && rids.indices.contains(layer) {
+                told[id] = layer
+                guard id.hasPrefix("sub:"), let member = try? MemberID(validating: String(id.dropFirst(4))) else {
+                    continue
+                }
+                try? await client.signal(
+                    to: member,
+                    payload: .object([
+                        "event": .string("layer"), "rid": .string(rids[layer]), "index": .number(Double(layer)),
+                        "layers": .number(Double(rids.count)),
+                    ])
+                )
+            }
         }
     }
 

@@ -169,9 +169,13 @@ public final class PublishSession: @unchecked Sendable {
         // its headers (50 packets a second).
         configuration.congestion.videoShare = 0.95
         configuration.congestion.reservedBitrate = options.hasAudio ? options.audioBitrate + 50 * 58 * 8 : 0
-        // Simulcast layers exist for an SFU to take (WHIP); the room's viewers watch layer 0.
-        if let layers = options.simulcast, options.whip != nil {
-            configuration.simulcast = MediaSender.Simulcast(rids: layers.map(\.rid), mid: PublishOffer.videoMid)
+        // An SFU takes every layer (WHIP); each viewer of the room watches the one it carries.
+        if let layers = options.simulcast {
+            configuration.simulcast = MediaSender.Simulcast(
+                rids: layers.map(\.rid),
+                mid: PublishOffer.videoMid,
+                needs: SimulcastEncoding.needs(of: layers)
+            )
         }
         let sender: MediaSender
         do {

@@ -101,17 +101,26 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
                 + " to \(encoder.viewers) viewer\(encoder.viewers == 1 ? "" : "s")"
         }
         .joined()
-        // The lower simulcast layers: each one's rate while an SFU takes them.
-        let layers = new.layers.enumerated().map { index, layer -> String in
+        // The lower simulcast layers: each one's rate while someone takes them, the room's
+        // viewers on each, and the layers an SFU's estimate made us drop.
+        func watchers(_ count: Int) -> String { count > 0 ? " \(count) viewer\(count == 1 ? "" : "s")" : "" }
+        let lower = new.layers.enumerated().map { index, layer -> String in
             guard !layer.paused else { return " | \(layer.rid) paused" }
             let before = old.layers.indices.contains(index) ? old.layers[index] : LayerStatistics(rid: "")
             let fps = Double(layer.frames - before.frames) / s
             let kbps = Double(layer.bytes - before.bytes) * 8 / s / 1000
             let state = layer.cadence.map { $0 == "still" ? " (still)" : "" } ?? ""
             return " | \(layer.rid) \(layer.width)x\(layer.height) \(fixedDecimal(fps, places: 1)) fps\(state)"
-                + " \(fixedDecimal(kbps, places: 0)) kbit/s"
+                + " \(fixedDecimal(kbps, places: 0)) kbit/s\(watchers(layer.viewers))"
         }
         .joined()
+        let dropped = new.media.feedback.sorted { $0.key < $1.key }.compactMap { id, statistics in
+            statistics.droppedLayers.isEmpty
+                ? nil
+                : " | \(id) dropped \(statistics.droppedLayers.joined(separator: ",")) (estimate \((statistics.bitrateEstimate ?? 0) / 1000) kbit/s)"
+        }
+        .joined()
+        let layers = (new.layers.isEmpty ? "" : watchers(new.topLayerViewers)) + lower + dropped
         return "fps in \(fixedDecimal(fpsIn, places: 1)) out \(fixedDecimal(fpsOut, places: 1))\(cadence)\(governed)"
             + " | video \(fixedDecimal(vkbps, places: 0)) kbit/s\(layers)\(encoders) | audio \(fixedDecimal(akbps, places: 0)) kbit/s"
             + " | packets \(new.packetsSent) | destinations \(new.destinations) (subscribers \(new.subscribers))"

@@ -302,7 +302,9 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil,
                     asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [
                         .pictureLossIndication, .fullIntraRequest,
-                    ])
+                    ]),
+                    // With simulcast, each viewer watches the layer its own estimate carries.
+                    layers: sender.layers.count > 1 ? .adaptive : .first
                 )
             )
         }

@@ -1,0 +1,80 @@
+/// Simulcast layers per destination (Docs/simulcast.md): which layer each viewer of our room
+/// watches, which layers an SFU still gets, and which layers are watched at all.
+extension MediaSender {
+    func updateWatchedLayers() {
+        var mask: UInt32 = 0
+        if layerViewers.count != layers.count { layerViewers = [Int](repeating: 0, count: layers.count) }
+        for index in layerViewers.indices { layerViewers[index] = 0 }
+        for destination in destinations {
+            mask |= destination.watchedMask
+            if let layer = destination.watchedLayer { layerViewers[layer] += 1 }
+        }
+        watchedLayers = mask
+    }
+
+    /// Follows each destination's estimate at `now`: a viewer of one layer moves to the layer
+    /// it carries (`LayerSelection`), an SFU's highest layers are dropped while its estimate
+    /// cannot carry them and taken back when it can (`LayerPolicy`); a layer moved to gets a
+    /// key frame, through its limiter.
+    func selectLayers(now: UInt64, actions: inout FeedbackActions) {
+        guard layers.count > 1 else { return }
+        for destination in destinations {
+            if destination.selection != nil {
+                selectLayer(of: destination, now: now)
+            } else if destination.dropPolicy != nil {
+                keepLayers(of: destination, now: now)
+            }
+        }
+        actions.keyFrameLayers |= grantedKeyFrameLayers
+        grantedKeyFrameLayers = 0
+        updateWatchedLayers()
+    }
+
+    private func selectLayer(of destination: Destination, now: UInt64) {
+        guard let budget = destination.layerBudget(at: now),
+            let layer = destination.selection?.choose(budget: budget.allowed, probed: budget.probed, at: now),
+            destination.selection?.request(layer, at: now) == true
+        else { return }
+        requestKeyFrame(layer: layer, at: now)
+    }
+
+    private func keepLayers(of destination: Destination, now: UInt64) {
+        guard let allowed = destination.allowedBitrate, var policy = destination.dropPolicy else { return }
+        let video = destination.congestion.encoderVote(allowed: allowed)
+        let from = policy.choose(current: destination.keptFrom, budget: video, probed: video, at: now)
+        destination.dropPolicy = policy
+        guard from != destination.keptFrom else { return }
+        // Layers taken back start at a key frame for the SFU.
+        for layer in from..<max(from, destination.keptFrom) { requestKeyFrame(layer: layer, at: now) }
+        destination.keptFrom = from
+        destination.layerMask = (1 << UInt32(layers.count)) - (1 << UInt32(from))
+    }
+
+    /// The first layer a new viewer of one layer waits for: the highest the start rate carries.
+    func startSelection(of destination: Destination, now: UInt64) {
+        guard let policy = destination.selection?.policy else { return }
+        let layer = policy.fitting(configuration.feedback.bitrate.start)
+        if destination.selection?.request(layer, at: now) == true { requestKeyFrame(layer: layer, at: now) }
+    }
+
+    /// A key frame of `layer` through its limiter; one granted now goes to the encoder with the
+    /// next `pollFeedback`, one held back when the limiter allows.
+    func requestKeyFrame(layer: Int, at now: UInt64) {
+        if layers[layer].keyFrames.signaledRequest(at: now) { grantedKeyFrameLayers |= 1 << UInt32(layer) }
+    }
+
+    /// What `destination` lets layer 0's encoder make when it allows `allowed` on the wire: an
+    /// SFU that also gets lower layers leaves them their rates (layer 0 keeps at least
+    /// `minimumTopLayerBitrate`). Nil when it does not get layer 0 now.
+    func layerZeroVote(of destination: Destination, allowed: Int) -> Int? {
+        guard destination.forwards(0) else { return nil }
+        let vote = vote(of: destination, allowed: allowed)
+        guard destination.dropPolicy != nil, let needs = configuration.simulcast?.needs, needs.count > 1 else {
+            return vote
+        }
+        return max(Self.minimumTopLayerBitrate, vote - needs.dropFirst().reduce(0, +))
+    }
+
+    /// The least layer 0 is given when the lower layers take most of an SFU's estimate.
+    public static let minimumTopLayerBitrate = 150_000
+}
