@@ -74,13 +74,14 @@ demo: release
 fuzz: setup
 	@bash scripts/fuzz.sh
 
-## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run, then one publisher to BENCH_ROOM=100 subscribers (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks, BENCH_BASELINE=REV adds REV's rtc-publish and micro-benchmarks beside this tree's), then Chromium's GCC and ours through a 3 -> 1 -> 3 Mbit/s bottleneck at 720p and 1080p (scripts/cc-bench.sh), the X11 capture against FFmpeg and GStreamer (scripts/capture-bench.sh), and a scripted 60 s screen session (still, typing, scrolling) against FFmpeg, GStreamer and Chromium's getDisplayMedia (scripts/screen-session-bench.sh)
+## bench: rtc-publish vs FFmpeg vs GStreamer vs the bare encoder, one interleaved run, then one publisher to BENCH_ROOM=100 subscribers (BENCH_RUNS=3, BENCH_MATRIX=full|quick, BENCH_MICRO=1 adds the micro-benchmarks, BENCH_BASELINE=REV adds REV's rtc-publish and micro-benchmarks beside this tree's), then Chromium's GCC and ours through a 3 -> 1 -> 3 Mbit/s bottleneck at 720p and 1080p (scripts/cc-bench.sh), the X11 capture against FFmpeg and GStreamer (scripts/capture-bench.sh), a scripted 60 s screen session (still, typing, scrolling) against FFmpeg, GStreamer and Chromium's getDisplayMedia (scripts/screen-session-bench.sh), and the publisher's CPU and bytes per layer with and without --simulcast and with OBS-style three-size simulcast, over WHIP into a private Janus (scripts/simulcast-bench.sh)
 bench: release
 	@bash scripts/bench.sh
 	@bash scripts/cc-bench.sh
 	@bash scripts/cc-bench.sh --size 1920x1080
 	@bash scripts/capture-bench.sh
 	@bash scripts/screen-session-bench.sh
+	@bash scripts/simulcast-bench.sh
 
 ## link-order: profile rtc-publish under callgrind and rewrite scripts/rtc-publish.order, the hot functions its release link packs together
 link-order: release
