@@ -6,10 +6,11 @@ import SendEngine
 /// Simulcast's lower layers (Docs/simulcast.md): one x264 encode each, on the media thread right
 /// after the main encoder (layer 0), from the same converted picture (scaled down for a smaller
 /// layer, into planes kept between pictures). Each has its own `FrameCadence`, so a still screen
-/// costs nothing on any layer, and its own frame-rate cap: a change is coded when at least one
-/// frame period of the layer has passed since its last picture, else at the next picture that
-/// may (a key frame asked for goes at once). A layer is coded only while some destination
-/// takes every layer (an SFU); nobody watching it, it costs nothing and reopens with an IDR.
+/// costs nothing on any layer, and its own frame-rate cap: a change is coded once the layer's
+/// next picture is due (a period after the last was due), else at the next picture that may (a
+/// key frame asked for goes at once). A layer is coded only while some destination gets it or
+/// waits for it (`MediaSender.watchedLayers`); nobody watching it, it costs nothing and reopens
+/// with an IDR.
 final class LayerEncoders {
     private final class Slot {
         let layer: SimulcastEncoding
@@ -18,8 +19,10 @@ final class LayerEncoders {
         var encoder: H264Encoder?
         var cadence: FrameCadence
         var action: FrameCadence.Action = .skip
-        /// When it last coded a picture (its frame-rate cap).
-        var lastCoded: UInt64?
+        /// When its next picture is due (its frame-rate cap): one period after the last one was
+        /// due, not after it was coded, so a picture handled late does not push every later
+        /// one back and cost a picture at the full rate.
+        var nextDue: UInt64?
         /// A change came while the cap held it: the next picture it codes counts as changed.
         var owesChange = false
         let scaler = PictureScaler()
@@ -32,8 +35,21 @@ final class LayerEncoders {
             statistics = LayerStatistics(rid: layer.rid)
         }
 
-        /// One frame period of the layer, less a millisecond of capture jitter.
-        var period: UInt64 { 1_000_000_000 / UInt64(layer.frameRate) - 1_000_000 }
+        /// One frame period of the layer.
+        var period: UInt64 { 1_000_000_000 / UInt64(layer.frameRate) }
+        /// How early a picture may come and still count as due: capture jitter.
+        static let earliness: UInt64 = 2_000_000
+
+        /// Whether a picture captured at `now` may be coded (the cap allows it).
+        func isDue(at now: UInt64) -> Bool { nextDue.map { now &+ Self.earliness >= $0 } ?? true }
+
+        /// A picture captured at `now` was coded: the next is due a period after this one was
+        /// due; counted from `now` after a key frame out of turn or a long gap (a still screen).
+        func coded(at now: UInt64) {
+            let late = nextDue.map { Int64(bitPattern: now &- $0) } ?? .max
+            let onTime = -Int64(Self.earliness)...Int64(period)
+            nextDue = onTime.contains(late) ? nextDue.map { $0 &+ period } : now &+ period
+        }
     }
 
     private var slots: [Slot]
@@ -90,15 +106,14 @@ final class LayerEncoders {
             }
             slot.statistics.paused = false
             if requested & (1 << slot.index) != 0 || slot.encoder == nil { slot.cadence.requestKeyFrame() }
-            let due = slot.lastCoded.map { now &- $0 >= slot.period } ?? true
-            if !due, !slot.cadence.keyFrameWanted {
+            if !slot.cadence.keyFrameWanted, !slot.isDue(at: now) {
                 if changed { slot.owesChange = true }
                 continue
             }
             slot.action = slot.cadence.picture(changed: changed || slot.owesChange, at: now)
             slot.owesChange = false
             if slot.action.encodes {
-                slot.lastCoded = now
+                slot.coded(at: now)
                 wanted = true
             }
         }
@@ -170,7 +185,7 @@ final class LayerEncoders {
     private func close(_ slot: Slot) {
         slot.encoder = nil
         slot.cadence = FrameCadence(cadence)
-        slot.lastCoded = nil
+        slot.nextDue = nil
         slot.owesChange = false
         slot.statistics.cadence = nil
     }
