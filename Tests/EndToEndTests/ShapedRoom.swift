@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 
 /// A room behind a bottleneck, as the congestion tests build it: a network namespace of its own,
-/// `Tests/Peers/bottleneck.py` shaping the publisher's media ports (40000-40999) to a schedule,
+/// `Tests/Peers/bottleneck.py` shaping the publisher's media ports (40000-40999, or what `match`
+/// picks of them) to a schedule,
 /// a real rtc-signal and rtc-publish inside the namespace. Chromium viewers open the room page
 /// inside it too. The namespace's own ephemeral ports are moved off the shaped range, or
 /// Chromium's port may fall in it (1 run in 30) and its feedback wait in the bottleneck's queue.
@@ -19,8 +20,16 @@ final class ShapedRoom {
     var pageURL: String { "http://127.0.0.1:\(port)/rooms/123456" }
 
     /// Starts the shaper (`schedule` as bottleneck.py reads it, e.g. "0:3000,20:1000") and the
-    /// room server; `shaping` adds bottleneck.py options (`--queue-bytes`, `--settle`, ...).
-    init(purpose: String, schedule: String, seconds: Int, shaping: [String] = []) throws {
+    /// room server; `match` is the nftables match of the shaped packets (default: everything the
+    /// publisher's media ports send; `ip daddr 127.0.0.2 udp sport 40000-40999` shapes one viewer
+    /// that gathers on 127.0.0.2), `shaping` adds bottleneck.py options (`--queue-bytes`, ...).
+    init(
+        purpose: String,
+        schedule: String,
+        seconds: Int,
+        match: String = "udp sport 40000-40999",
+        shaping: [String] = []
+    ) throws {
         namespace = try NetworkNamespace(purpose: purpose)
         try namespace.setEphemeralPorts(50000...60999)
         directory = try TemporaryDirectory()
@@ -28,7 +37,7 @@ final class ShapedRoom {
             "/usr/bin/python3",
             [
                 WebRTCSubscriber.repositoryRoot + "/Tests/Peers/bottleneck.py", "run", "--netns", namespace.name,
-                "--schedule", schedule, "--match", "udp sport 40000-40999", "--duration", "\(seconds)",
+                "--schedule", schedule, "--match", match, "--duration", "\(seconds)",
                 "--start-on-traffic", "--out", directory.path + "/bottleneck.json",
             ] + shaping,
             directory: directory,

@@ -94,9 +94,10 @@ KEY_FRAME_STARTS = {
 def watch_video_packets(peer):
     """Shows the peer's recorder every video RTP packet before aiortc uses it, by wrapping the
     receiver's packet entry point (aiortc 1.16, pinned in scripts/setup.sh): the sequence numbers
-    that arrived as sent, the ones RTX brought back, and where key frames start. Also tells the
-    peer the video's media SSRC, which a PLI must name (aiortc's getStats reports one inbound
-    stream per receiver, the RTX one once repairs arrived)."""
+    that arrived as sent, the ones RTX brought back, and where key frames start; and every
+    packet's payload size, video and audio (the viewer's received rate). Also tells the peer the
+    video's media SSRC, which a PLI must name (aiortc's getStats reports one inbound stream per
+    receiver, the RTX one once repairs arrived)."""
     recorder = peer.recorder
     handle = RTCRtpReceiver._handle_rtp_packet
 
@@ -104,6 +105,8 @@ def watch_video_packets(peer):
         codecs = getattr(receiver, "_RTCRtpReceiver__codecs", {})
         codec = codecs.get(packet.payload_type)
         mime = getattr(codec, "mimeType", "").lower()
+        if mime.startswith(("video/", "audio/")):
+            recorder.rtp_payload(mime.split("/")[0], len(packet.payload))
         if mime in KEY_FRAME_STARTS:
             peer.video_ssrc = packet.ssrc
             peer.video_mime = mime

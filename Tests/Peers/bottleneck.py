@@ -507,6 +507,9 @@ def command_run(args):
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+    # A parent that blocks them (a Swift test process: its dispatch signal sources) passes the
+    # mask on through exec: unblocked here, or SIGINT would never end the run early.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
     shaper = Bottleneck(schedule[0][1], queue)
     samples, counters, events = [], [], []

@@ -115,6 +115,13 @@ def parse_arguments(peer_name):
         "default: the stack's own list",
     )
     parser.add_argument(
+        "--first-frame-timeout",
+        type=float,
+        default=FIRST_FRAME_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long, once connected, to wait for the first decoded video frame (default {FIRST_FRAME_TIMEOUT})",
+    )
+    parser.add_argument(
         "--deadline",
         type=float,
         metavar="SECONDS",
@@ -135,6 +142,8 @@ def parse_arguments(peer_name):
             bad(f"{option} '{value}' is not 1-64 characters of A-Z a-z 0-9 _ -")
     if args.seconds <= 0:
         bad("--seconds must be positive")
+    if args.first_frame_timeout <= 0:
+        bad("--first-frame-timeout must be positive")
     for option, value in (("--send-pli-at", args.send_pli_at), ("--kill-after", args.kill_after)):
         if value is not None and value < 0:
             bad(f"{option} must not be negative")
@@ -147,7 +156,7 @@ def parse_arguments(peer_name):
             + ANSWER_TIMEOUT
             + APPLY_TIMEOUT
             + CONNECTED_TIMEOUT
-            + FIRST_FRAME_TIMEOUT
+            + args.first_frame_timeout
             + args.seconds
             + CLOSE_TIMEOUT
             + 3 * REPLY_TIMEOUT
@@ -167,12 +176,17 @@ class Recorder:
       endReason, killed, seconds (requested), times {event: seconds since start},
       states [{t, what, state}], pli [{t, sent, detail}],
       video {frames, width, height, grayFile, timestampSource, frameTimes [{rtp, arrival,
-             width, height}], packets, packetsLost},
-      audio {frames, sampleRate, channels, samples, seconds, packets, packetsLost}
+             width, height}], packets, packetsLost, sequence, keyFrames, payloadBytes,
+             payloadBytesBySecond},
+      audio {frames, sampleRate, channels, samples, seconds, packets, packetsLost, payloadBytes,
+             payloadBytesBySecond}
     video.gray: each decoded picture's luma plane, width*height bytes, no padding, in decoding
     order; a picture's size is its entry in frameTimes (the stream may change size).
     frameTimes[i].rtp: RTP time of picture i in 90 kHz ticks since the first decoded picture
     (timestamps unwrapped); arrival: seconds since the start of the run when it was decoded.
+    payloadBytes: the RTP payload bytes of every packet of the kind that arrived (RTX ones too),
+    and payloadBytesBySecond[i] those that arrived in second i of the run (peers that see
+    packets: aiortc; null for the others): the viewer's received rate, whatever it decoded.
     """
 
     def __init__(self, peer_name, args):
@@ -208,6 +222,8 @@ class Recorder:
                 "packetsLost": None,
                 "sequence": None,
                 "keyFrames": [],
+                "payloadBytes": None,
+                "payloadBytesBySecond": None,
             },
             "audio": {
                 "frames": 0,
@@ -217,6 +233,8 @@ class Recorder:
                 "seconds": 0.0,
                 "packets": None,
                 "packetsLost": None,
+                "payloadBytes": None,
+                "payloadBytesBySecond": None,
             },
         }
         self.first_video_frame = threading.Event()
@@ -230,6 +248,8 @@ class Recorder:
         self._received = set()
         self._retransmitted = set()
         self._key_frame_starts = set()
+        # RTP payload bytes per second of the run, per kind, as the packets arrived.
+        self._payload_by_second = {"video": [], "audio": []}
         # Created now, so a reader finds the file even when nothing was decoded.
         self.gray = open(os.path.join(self.out, "video.gray"), "wb")
         # Set by the final summary: frames a library still delivers after it are not recorded,
@@ -299,6 +319,17 @@ class Recorder:
             audio["sampleRate"], audio["channels"] = sample_rate, channels
             audio["samples"] += samples
             audio["seconds"] = round(audio["samples"] / sample_rate, 4) if sample_rate else 0.0
+
+    def rtp_payload(self, kind, size):
+        """An RTP packet of `kind` ("video", its RTX too, or "audio") arrived with `size` bytes
+        of payload: counted in the second of the run it arrived in."""
+        with self.lock:
+            if self.closed:
+                return
+            second = int(time.monotonic() - self.start)
+            by_second = self._payload_by_second[kind]
+            by_second.extend([0] * (second + 1 - len(by_second)))
+            by_second[second] += size
 
     def video_packet(self, sequence, retransmitted, key_frame_start):
         """One video RTP packet as it arrived: its 16-bit sequence number (for RTX, the original
@@ -386,6 +417,10 @@ class Recorder:
                 self.summary["video"]["sequence"] = sequence
                 self.summary["video"]["packets"] = sequence["received"] + sequence["repaired"]
                 self.summary["video"]["packetsLost"] = sequence["missing"] - sequence["repaired"]
+            for kind, by_second in self._payload_by_second.items():
+                if not self.closed and by_second:
+                    self.summary[kind]["payloadBytes"] = sum(by_second)
+                    self.summary[kind]["payloadBytesBySecond"] = list(by_second)
             self.closed = True
             self.summary["ok"] = self.summary["error"] is None
             self.summary["times"].setdefault("end", self.now())
@@ -637,7 +672,12 @@ async def run_whep(peer, args, recorder):
         await wait_until(peer, recorder, session, CONNECTED_TIMEOUT, peer.connected, "ICE + DTLS connected")
         recorder.mark("connected")
         await wait_until(
-            peer, recorder, session, FIRST_FRAME_TIMEOUT, recorder.first_video_frame.is_set, "a decoded video frame"
+            peer,
+            recorder,
+            session,
+            args.first_frame_timeout,
+            recorder.first_video_frame.is_set,
+            "a decoded video frame",
         )
         await receive(peer, args, recorder, session)
         return 0 if recorder.summary["error"] is None else 1
@@ -726,7 +766,7 @@ async def run(peer, args, recorder):
             peer,
             recorder,
             signaling,
-            FIRST_FRAME_TIMEOUT,
+            args.first_frame_timeout,
             recorder.first_video_frame.is_set,
             "a decoded video frame",
         )

@@ -57,6 +57,9 @@ public final class WebRTCSubscriber {
         public var whep: String?
         /// Offer only this video codec ("vp8", "h264"), as a browser without H.264 does.
         public var videoCodec: String?
+        /// How long, once connected, to wait for the first decoded picture (the scripts'
+        /// default is 10 s): a viewer behind a slow link may keep receiving without one.
+        public var firstFrameTimeout: Double?
 
         public init(
             seconds: Double = 5,
@@ -70,8 +73,10 @@ public final class WebRTCSubscriber {
             dropMediaAfter: Double? = nil,
             wrongFingerprint: Bool = false,
             whep: String? = nil,
-            videoCodec: String? = nil
+            videoCodec: String? = nil,
+            firstFrameTimeout: Double? = nil
         ) {
+            self.firstFrameTimeout = firstFrameTimeout
             self.whep = whep
             self.videoCodec = videoCodec
             self.dropMediaAfter = dropMediaAfter
@@ -156,6 +161,7 @@ public final class WebRTCSubscriber {
             ("--token", options.token),
             ("--drop-media-after", options.dropMediaAfter.map { "\($0)" }),
             ("--whep", options.whep),
+            ("--first-frame-timeout", options.firstFrameTimeout.map { "\($0)" }),
         ]
         for case let (option, value?) in optional { arguments += [option, value] }
         if options.expectReject { arguments.append("--expect-reject") }
@@ -224,6 +230,10 @@ public struct WebRTCSummary: Decodable, Sendable {
         public var sequence: Sequence?
         /// Where each key frame started arriving (aiortc only; empty for webrtcbin).
         public var keyFrames: [KeyFrame]
+        /// The RTP payload bytes of every video packet that arrived, RTX too, in all and per
+        /// second of the run (index i: arrived i…i+1 s after the peer started; aiortc only).
+        public var payloadBytes: Int?
+        public var payloadBytesBySecond: [Int]?
     }
 
     /// Video RTP sequence numbers (extended past 16 bits) between the first and last received
@@ -259,6 +269,9 @@ public struct WebRTCSummary: Decodable, Sendable {
         public var seconds: Double
         public var packets: Int?
         public var packetsLost: Int?
+        /// As for video: the RTP payload bytes that arrived, in all and per second (aiortc only).
+        public var payloadBytes: Int?
+        public var payloadBytesBySecond: [Int]?
     }
 
     /// `aiortc_subscriber` or `webrtcbin_subscriber`.
