@@ -266,6 +266,15 @@ extension Pacer {
     /// Packets of `kind` waiting now.
     func queued(_ kind: Kind) -> Int { rings[kind.rawValue].count }
 
+    /// Forgets every packet of `kind` waiting; how many there were.
+    mutating func removeAll(_ kind: Kind) -> Int {
+        let count = rings[kind.rawValue].count
+        rings[kind.rawValue].head = 0
+        rings[kind.rawValue].count = 0
+        rings[kind.rawValue].bytes = 0
+        return count
+    }
+
     /// Bytes of `kind` waiting now.
     func queuedBytes(_ kind: Kind) -> Int { rings[kind.rawValue].bytes }
 }

@@ -30,6 +30,10 @@ extension SendSideBandwidthEstimator {
     }
 
     /// Whether any packet waits in the pacer.
+    /// Forgets the video waiting in the pacer (a viewer moved to another simulcast layer:
+    /// the old layer's pictures would only delay the new one's key frame); how many packets.
+    public func dropQueuedVideo() -> Int { pacer?.removeAll(.video) ?? 0 }
+
     public var hasQueuedPackets: Bool { (pacer?.queuedPackets ?? 0) > 0 }
 
     /// Charges a packet sent at once outside the pacer (audio: never held back, libwebrtc's
@@ -76,7 +80,10 @@ extension SendSideBandwidthEstimator {
     /// it at its own rate would only grow its backlog to the queue-age limit. The burst
     /// allowance applies only while the path has room (`allowsBursts`). Nothing changes while a
     /// probe is sent: it runs at the probe's rate.
-    public func updatePacingRate(encoderTarget: Int, followed: Bool) {
+    /// `shownRate`: what the path has shown it carries, when the caller knows better than the
+    /// estimate (a loss-only receiver of a fixed-rate simulcast layer); the target rate stays
+    /// under it, never under `encoderTarget`.
+    public func updatePacingRate(encoderTarget: Int, followed: Bool, shownRate: Int? = nil) {
         guard activeProbe == nil else { return }
         pacer?.burstAllowed = allowsBursts
         if pacesAtAllowedRate, followed, let allowed = allowedBitrate {
@@ -84,7 +91,8 @@ extension SendSideBandwidthEstimator {
             let rate = pacingRate(allowed: allowed)
             pacer?.setPacingRate(rate)
         } else {
-            pacer?.setTargetRate(max(allowedBitrate ?? 0, encoderTarget))
+            let allowed = min(allowedBitrate ?? 0, shownRate ?? .max)
+            pacer?.setTargetRate(max(allowed, encoderTarget))
         }
     }
 

@@ -27,12 +27,16 @@ final class LayerEncoders {
         var owesChange = false
         let scaler = PictureScaler()
         var statistics: LayerStatistics
+        /// What its encoder is to make, kbit/s: its configured rate, or less for its viewers.
+        var targetKbps: Int
 
         init(layer: SimulcastEncoding, index: Int, cadence: FrameCadence.Configuration) {
             self.layer = layer
             self.index = index
             self.cadence = FrameCadence(cadence)
             statistics = LayerStatistics(rid: layer.rid)
+            targetKbps = layer.bitrateKbps
+            statistics.targetKbps = layer.bitrateKbps
         }
 
         /// One frame period of the layer.
@@ -69,8 +73,8 @@ final class LayerEncoders {
 
     /// The bitrate the watched lower layers take together, kbit/s.
     private(set) var activeLowerLayersKbps = 0
-    /// Whether layer 0 (the main encoder) has someone to send to, as of the last `prepare`:
-    /// with simulcast, a room whose viewers all watch lower layers does not encode it.
+    /// Whether layer 0 (the main encoder) is to be coded, as of the last `prepare`: with
+    /// simulcast, not while every destination watches a lower layer.
     private(set) var topWatched = true
 
     /// Decides what each layer does with the picture captured at `now` (`changed` as layer 0's
@@ -79,10 +83,12 @@ final class LayerEncoders {
         guard !slots.isEmpty else { return false }
         decidedAt = now
         let requested = control.takeLayerKeyFrameRequests()
-        let (watchedMask, viewers) = control.sender.withLock { sender in
-            (sender.watchedLayers, sender.layerViewers)
+        let (watchedMask, viewers, targets) = control.sender.withLock { sender in
+            (sender.watchedLayers, sender.layerViewers, sender.layerTargets)
         }
-        topWatched = watchedMask & 1 != 0
+        // Paused only while others watch lower layers: with nobody at all it runs as without
+        // simulcast (the room's first answer needs its parameter sets).
+        topWatched = watchedMask & 1 != 0 || watchedMask == 0
         var wanted = false
         var active = 0
         var republish = !published || (viewers.first ?? 0) != topViewers
@@ -105,6 +111,7 @@ final class LayerEncoders {
                 continue
             }
             slot.statistics.paused = false
+            if slot.index < targets.count, targets[slot.index] > 0 { follow(targets[slot.index] / 1000, in: slot) }
             if requested & (1 << slot.index) != 0 || slot.encoder == nil { slot.cadence.requestKeyFrame() }
             if !slot.cadence.keyFrameWanted, !slot.isDue(at: now) {
                 if changed { slot.owesChange = true }
@@ -118,6 +125,22 @@ final class LayerEncoders {
             }
         }
         return wanted
+    }
+
+    /// Sets the layer's rate to `kbps` (what its viewers allow, `MediaSender.layerTargets`)
+    /// when it moved by a tenth or more: x264 reconfigures at the next picture.
+    private func follow(_ kbps: Int, in slot: Slot) {
+        guard kbps != slot.targetKbps else { return }
+        if let encoder = slot.encoder, abs(kbps - encoder.bitrateKbps) * 10 >= encoder.bitrateKbps {
+            do {
+                try encoder.setBitrate(kbps: kbps)
+            } catch {
+                slot.statistics.lastError = "\(error)"
+                return
+            }
+        }
+        slot.targetKbps = kbps
+        slot.statistics.targetKbps = kbps
     }
 
     /// Codes `picture` on each layer as `prepare` decided and sends it on that layer.
@@ -158,7 +181,7 @@ final class LayerEncoders {
             configuration.width = width
             configuration.height = height
             configuration.frameRate = slot.layer.frameRate
-            configuration.bitrateKbps = slot.layer.bitrateKbps
+            configuration.bitrateKbps = slot.targetKbps
             configuration.keyFrames = .onRequest
             encoder = try H264Encoder(configuration)
             slot.encoder = encoder
@@ -213,6 +236,9 @@ public struct LayerStatistics: Sendable, Codable, Equatable {
     public var paused = true
     /// Viewers of our room that watch it (`DestinationLayers.adaptive`).
     public var viewers = 0
+    /// The rate its encoder is asked for, kbit/s (below the configured one while a viewer of
+    /// it allows less).
+    public var targetKbps = 0
     public var opened = 0
     public var frames = 0
     public var keyFrames = 0

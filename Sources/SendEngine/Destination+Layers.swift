@@ -8,7 +8,11 @@ extension Destination {
     /// layer takes it or not, and moves at the key frame it waits for (`LayerSelection.admit`).
     /// True when it moved to another layer.
     func admit(layer: Int, isKeyFrame: Bool, first: UInt16) -> Bool {
-        guard selection?.admit(layer: layer, isKeyFrame: isKeyFrame, first: first) == true,
+        // A move drops the old layer's pictures still in the pacer: they would only hold the
+        // new layer's key frame back on a path too slow for the old layer.
+        let rewinding = congestion.isPaced && selection?.moves(layer: layer, isKeyFrame: isKeyFrame) == true
+        if rewinding { _ = congestion.dropQueuedVideo() }
+        guard selection?.admit(layer: layer, isKeyFrame: isKeyFrame, first: first, rewinding: rewinding) == true,
             let current = selection?.current, layerMask != 1 << UInt32(current)
         else { return false }
         layerMask = 1 << UInt32(current)
@@ -33,6 +37,15 @@ extension Destination {
     /// one that reports only loss has shown 1.5 times the most it was sent within
     /// `probedWindow`, since a loss-based estimate grows whether or not the path could carry
     /// more. Nil until it reported.
+    /// For a receiver that reports only loss, 1.5 times the most video it was sent within
+    /// `probedWindow` (as of the last `layerBudget`); nil for one that measures the path.
+    var shownRate: Int? {
+        guard !congestion.hasTransportFeedback, feedback.statistics.receiverEstimatedMaximumBitrate == nil else {
+            return nil
+        }
+        return probed.bitsPerSecond * 3 / 2
+    }
+
     func layerBudget(at now: UInt64) -> (allowed: Int, probed: Int)? {
         guard let allowed = allowedBitrate else { return nil }
         // Layers are compared by their video rates: the video share of the wire rate.

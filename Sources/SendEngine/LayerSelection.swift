@@ -53,13 +53,25 @@ struct LayerSelection {
     /// How long a switch waits for its layer's key frame before asking again.
     static let keyFrameRetry: UInt64 = 2_000_000_000
 
+    /// The viewer's number of the last packet that left (paced destinations; `delivered`).
+    private(set) var delivered: UInt16?
+
+    /// A packet with the viewer's number `number` left for the socket (the pacer's order).
+    mutating func delivered(_ number: UInt16) { delivered = number }
+
+    /// Whether a picture of `layer` (a key frame or not) would move the viewer there.
+    func moves(layer: Int, isKeyFrame: Bool) -> Bool { isKeyFrame && layer == pending }
+
     /// A picture of `layer` starts with sequence number `first`: whether this viewer gets it.
-    /// The key frame of the layer it waits for makes the switch.
-    mutating func admit(layer: Int, isKeyFrame: Bool, first: UInt16) -> Bool {
-        if isKeyFrame, layer == pending {
+    /// The key frame of the layer it waits for makes the switch. `rewinding`: what was not yet
+    /// delivered of the old layer is dropped (the pacer's queue), so the new layer continues
+    /// from the last number delivered.
+    mutating func admit(layer: Int, isKeyFrame: Bool, first: UInt16, rewinding: Bool = false) -> Bool {
+        if moves(layer: layer, isKeyFrame: isKeyFrame) {
             pending = nil
             if current != nil { switches += 1 }
             current = layer
+            if rewinding, let delivered { renumbering.rewind(to: delivered) }
             renumbering.begin(layer: layer, first: first)
             return true
         }
@@ -148,6 +160,13 @@ struct LayerRenumbering {
     mutating func forward(layer: Int, sequenceNumber: UInt16) -> UInt16 {
         lastSent = sequenceNumber &+ offsets[layer]
         return lastSent
+    }
+
+    /// The packets after the viewer's number `number` were never sent: the next span starts
+    /// right after it.
+    mutating func rewind(to number: UInt16) {
+        guard Int16(bitPattern: lastSent &- number) > 0 else { return }
+        lastSent = number
     }
 
     /// The layer and packet behind the viewer's number `number`, if it was sent (at most half

@@ -18,6 +18,9 @@ extension MediaSender {
     /// key frame, through its limiter.
     func selectLayers(now: UInt64, actions: inout FeedbackActions) {
         guard layers.count > 1 else { return }
+        let needs = configuration.simulcast?.needs ?? []
+        if layerTargets.count != layers.count { layerTargets = [Int](repeating: 0, count: layers.count) }
+        for index in layerTargets.indices { layerTargets[index] = index < needs.count ? needs[index] : 0 }
         for destination in destinations {
             if destination.selection != nil {
                 selectLayer(of: destination, now: now)
@@ -32,11 +35,19 @@ extension MediaSender {
 
     private func selectLayer(of destination: Destination, now: UInt64) {
         guard let budget = destination.layerBudget(at: now),
-            let layer = destination.selection?.choose(budget: budget.allowed, probed: budget.probed, at: now),
-            destination.selection?.request(layer, at: now) == true
+            let layer = destination.selection?.choose(budget: budget.allowed, probed: budget.probed, at: now)
         else { return }
+        // A lower layer's rate follows the least its viewers allow: the lowest layer is all a
+        // viewer under its need can get, and at its full rate it would keep that path lossy.
+        if layer > 0, layer < layerTargets.count, layerTargets[layer] > 0 {
+            layerTargets[layer] = min(layerTargets[layer], max(Self.minimumLayerBitrate, budget.allowed))
+        }
+        guard destination.selection?.request(layer, at: now) == true else { return }
         requestKeyFrame(layer: layer, at: now)
     }
+
+    /// The least a lower layer's encoder is asked to make.
+    public static let minimumLayerBitrate = 100_000
 
     private func keepLayers(of destination: Destination, now: UInt64) {
         guard let allowed = destination.allowedBitrate, var policy = destination.dropPolicy else { return }

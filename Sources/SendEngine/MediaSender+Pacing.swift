@@ -65,6 +65,7 @@ extension MediaSender {
                 if !stored { congestion.countPacerDrop() }
                 if stored, let renumbered, let selection = destination.selection {
                     pacedBurst.withLast { selection.stamp($0, number: renumbered) }
+                    destination.selection?.delivered(renumbered)
                 }
                 if pacedBurst.isFull { flush() }
             case .retransmission, .padding:
@@ -141,7 +142,31 @@ extension MediaSender {
     /// itself while its path's queue stands if the encoder follows it
     /// (`SendSideBandwidthEstimator.updatePacingRate`).
     func applyPacingRate(to destination: Destination) {
-        destination.congestion.updatePacingRate(encoderTarget: targetBitrate, followed: isFollowed(destination))
+        let layered = destination.selection.map { ($0.pending ?? $0.current ?? 0) > 0 } ?? false
+        destination.congestion.updatePacingRate(
+            encoderTarget: encoderRate(for: destination),
+            followed: isFollowed(destination),
+            shownRate: layered ? destination.shownRate : nil
+        )
+    }
+
+    /// What the encoders make for `destination`, bits per second: layer 0's target, or with
+    /// simulcast the layers it gets (a viewer of a lower layer, that layer's rate; an SFU, the
+    /// layers it keeps). A viewer of a lower layer that reports only loss is paced at no more
+    /// than its path has shown it carries (`Destination.layerBudget`): its loss-based estimate
+    /// grows unchecked, and a key frame paced at a multiple of it overflows a slow link's queue.
+    func encoderRate(for destination: Destination) -> Int {
+        guard let needs = configuration.simulcast?.needs, needs.count == layers.count, needs.count > 1 else {
+            return targetBitrate
+        }
+        if let selection = destination.selection, let layer = selection.pending ?? selection.current, layer > 0 {
+            return needs[layer]
+        }
+        if destination.dropPolicy != nil {
+            let lower = needs[max(1, destination.keptFrom)...].reduce(0, +)
+            return (destination.keptFrom == 0 ? targetBitrate : 0) + lower
+        }
+        return targetBitrate
     }
 
     /// Starts a probe for `destination` when its controller wants one: RTX copies of the newest

@@ -76,6 +76,10 @@ public final class MediaSender {
     public internal(set) var watchedLayers: UInt32 = 0
     /// How many viewers of one layer watch each layer now (`LayerSelection`), index 0 the highest.
     public internal(set) var layerViewers: [Int] = []
+    /// The bitrate each lower layer's encoder should make, bits per second (index 0 unused:
+    /// layer 0 follows `targetBitrate`): its need (`Simulcast.needs`), or less when a viewer
+    /// watching it allows less (never under `minimumLayerBitrate`).
+    public internal(set) var layerTargets: [Int] = []
     /// Key frames of layers that viewers moved to, granted by the layers' limiters, for the
     /// next `pollFeedback` to hand the encoders.
     var grantedKeyFrameLayers: UInt32 = 0
