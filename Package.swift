@@ -431,14 +431,14 @@ let package = Package(
         ),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "CSRTP"], exclude: ["Reference"]),
         // DTLS against itself in memory and against the openssl CLI over loopback UDP.
-        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "COpenSSL"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "SRTP", "COpenSSL", "TestSupport"]),
         // Two real libnice agents in one process over loopback: roles, prflx, consent, the fast path.
         .testTarget(name: "ICETests", dependencies: ["ICE", "JSEP", "SDP"], swiftSettings: glibHeaders),
-        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC"], swiftSettings: glibHeaders),
+        .testTarget(name: "WebRTCTests", dependencies: ["WebRTC", "TestSupport"], swiftSettings: glibHeaders),
         .testTarget(
             name: "WHIPTests",
             dependencies: [
-                "WHIP",
+                "WHIP", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

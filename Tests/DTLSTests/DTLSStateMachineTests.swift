@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import DTLS
@@ -45,16 +46,15 @@ struct DTLSStateMachineTests {
 
     @Test("transitions", arguments: transitions)
     func transition(history: [Step], step: Step, applies: Bool, after: DTLSState) {
-        var machine = DTLSStateMachine()
-        for earlier in history { _ = Self.apply(earlier, to: &machine) }
-        let applied = Self.apply(step, to: &machine)
-        #expect(applied == applies)
-        #expect(machine.state == after)
+        var walk = StateMachineWalk(DTLSStateMachine(), through: history) { Self.apply($1, to: &$0) }
+        let applied = walk.take(step)
+        #expect(applied == applies, "\(walk)")
+        #expect(walk.machine.state == after, "\(walk)")
         let running: Bool
         switch after {
         case .handshaking, .connected: running = true
         default: running = false
         }
-        #expect(machine.isRunning == running)
+        #expect(walk.machine.isRunning == running, "\(walk)")
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import WHIP
 
@@ -11,6 +12,7 @@ struct WHIPSessionStateMachineTests {
     typealias Event = Machine.Event
     typealias Action = Machine.Action
     typealias Transition = Machine.Transition
+    typealias Walk = StateMachineWalk<Machine, Sample, Transition>
 
     static func session(acceptsTrickle: Bool) -> WHIPSession {
         guard let url = try? WHIPURL(parsing: "http://127.0.0.1:8080/whip/resource/1") else {
@@ -29,10 +31,13 @@ struct WHIPSessionStateMachineTests {
         case iceConnecting, iceConnected, handshaking, transportConnected, transportLost, transportFailed
         case restartSucceeded, restartFailed, timerFired, stopRequested, deleteDone
 
-        var event: Event {
+        var event: Event { event(answer: WHIPSessionStateMachineTests.trickle) }
+
+        /// The event, `.answer` a 201 with `answer`.
+        func event(answer: WHIPSession) -> Event {
             switch self {
             case .start: return .start
-            case .answer: return .answerReceived(WHIPSessionStateMachineTests.trickle)
+            case .answer: return .answerReceived(answer)
             case .answerRejected: return .answerRejected("bad sdp")
             case .http401: return .httpError(status: 401, reason: "401 Unauthorized")
             case .http500: return .httpError(status: 500, reason: "500 Internal Server Error")
@@ -59,19 +64,17 @@ struct WHIPSessionStateMachineTests {
         case live, liveNoTrickle, restarting, restarted, restartedThrice, deletingToRetry, deletingAfterLive
         case deletingToStop, retrying, refused, stopped
 
-        /// The events from `idle` (default policy).
+        /// The events from `idle` (default policy); `answer` says which endpoint answers.
         var path: [Sample] {
             switch self {
             case .idle: return []
             case .posting: return [.start]
             case .postingAgain: return [.start, .http500, .timerFired]
-            case .answered: return [.start, .answer]
-            case .answeredNoTrickle: return []  // reached with `noTrickle`, see `machine`
+            case .answered, .answeredNoTrickle: return [.start, .answer]
             case .checking: return [.start, .answer, .transportStarted]
             case .iceConnecting: return [.start, .answer, .transportStarted, .iceConnecting]
             case .handshaking: return [.start, .answer, .transportStarted, .handshaking]
-            case .live: return [.start, .answer, .transportStarted, .transportConnected]
-            case .liveNoTrickle: return []  // reached with `noTrickle`, see `machine`
+            case .live, .liveNoTrickle: return [.start, .answer, .transportStarted, .transportConnected]
             case .restarting: return From.live.path + [.transportLost]
             case .restarted: return From.restarting.path + [.restartSucceeded]
             case .restartedThrice:
@@ -109,22 +112,18 @@ struct WHIPSessionStateMachineTests {
             }
         }
 
-        /// A fresh machine brought to `state`.
-        var machine: Machine {
-            var machine = Machine()
-            let events: [Event]
+        /// The session in the endpoint's 201: one without trickle for the `NoTrickle` states.
+        var answer: WHIPSession {
             switch self {
-            case .answeredNoTrickle:
-                events = [.start, .answerReceived(WHIPSessionStateMachineTests.noTrickle)]
-            case .liveNoTrickle:
-                events =
-                    [.start, .answerReceived(WHIPSessionStateMachineTests.noTrickle), .transportStarted]
-                    + [.transportConnected]
-            default:
-                events = path.map(\.event)
+            case .answeredNoTrickle, .liveNoTrickle: return WHIPSessionStateMachineTests.noTrickle
+            default: return WHIPSessionStateMachineTests.trickle
             }
-            for event in events { _ = machine.receive(event) }
-            return machine
+        }
+
+        /// A fresh machine walked through `path`, each `.answer` from then on a 201 with `answer`.
+        var walk: Walk {
+            let session = answer
+            return Walk(Machine(), through: path) { $0.receive($1.event(answer: session)) }
         }
     }
 
@@ -257,7 +256,8 @@ struct WHIPSessionStateMachineTests {
     @Test("each path reaches its state")
     func paths() {
         for from in From.allCases {
-            #expect(from.machine.state == from.state, "\(from)")
+            let walk = from.walk
+            #expect(walk.machine.state == from.state, "\(from): \(walk)")
         }
     }
 
@@ -269,10 +269,10 @@ struct WHIPSessionStateMachineTests {
 
     @Test("transitions", arguments: rows)
     func transition(_ row: Row) {
-        var machine = row.from.machine
-        let transition = machine.receive(row.sample.event)
-        #expect(transition == Transition(report: row.report, action: row.action))
-        #expect(machine.state == row.to)
+        var walk = row.from.walk
+        let transition = walk.take(row.sample)
+        #expect(transition == Transition(report: row.report, action: row.action), "\(walk)")
+        #expect(walk.machine.state == row.to, "\(walk)")
     }
 
     /// Every (state, event) outside the table: ignored, the state as it was, nothing reported.
@@ -280,12 +280,12 @@ struct WHIPSessionStateMachineTests {
     func ignored(_ from: From) {
         let taken = Set(Self.rows.filter { $0.from == from }.map(\.sample))
         for sample in Sample.allCases where !taken.contains(sample) {
-            var machine = from.machine
-            let before = (machine.state, machine.attempts, machine.backoff)
-            let transition = machine.receive(sample.event)
-            #expect(transition == .ignored, "\(from) + \(sample)")
-            #expect(machine.state == before.0, "\(from) + \(sample)")
-            #expect(machine.attempts == before.1 && machine.backoff == before.2, "\(from) + \(sample)")
+            var walk = from.walk
+            let before = (walk.machine.state, walk.machine.attempts, walk.machine.backoff)
+            let transition = walk.take(sample)
+            #expect(transition == .ignored, "\(from): \(walk)")
+            #expect(walk.machine.state == before.0, "\(from): \(walk)")
+            #expect(walk.machine.attempts == before.1 && walk.machine.backoff == before.2, "\(from): \(walk)")
         }
     }
 
@@ -293,25 +293,25 @@ struct WHIPSessionStateMachineTests {
     /// refusal, which is final already; after it, only a late 201 does anything (its DELETE).
     @Test("a stop from every state", arguments: From.allCases)
     func stopFromEveryState(_ from: From) {
-        var machine = from.machine
-        var transition = machine.receive(.stopRequested)
+        var walk = from.walk
+        var transition = walk.take(.stopRequested)
         if transition.action == .deleteResource {
-            #expect(machine.state == .deleting(then: .stop))
-            transition = machine.receive(.deleteDone)
+            #expect(walk.machine.state == .deleting(then: .stop), "\(walk)")
+            transition = walk.take(.deleteDone)
         } else if case .deleting = from.state {
-            #expect(machine.state == .deleting(then: .stop))
-            transition = machine.receive(.deleteDone)
+            #expect(walk.machine.state == .deleting(then: .stop), "\(walk)")
+            transition = walk.take(.deleteDone)
         }
         if from == .refused {
-            #expect(transition == .ignored && machine.state == from.state)
+            #expect(transition == .ignored && walk.machine.state == from.state, "\(walk)")
             return
         }
-        #expect(machine.state == .stopped)
-        #expect(from == .stopped ? transition == .ignored : transition.report == .stopped)
+        #expect(walk.machine.state == .stopped, "\(walk)")
+        #expect(from == .stopped ? transition == .ignored : transition.report == .stopped, "\(walk)")
         for sample in Sample.allCases {
-            let after = machine.receive(sample.event)
-            #expect(after == (sample == .answer ? Transition(action: .deleteResource) : .ignored), "\(sample)")
-            #expect(machine.state == .stopped)
+            let after = walk.take(sample)
+            #expect(after == (sample == .answer ? Transition(action: .deleteResource) : .ignored), "\(walk)")
+            #expect(walk.machine.state == .stopped, "\(walk)")
         }
     }
 
@@ -388,7 +388,7 @@ struct WHIPSessionStateMachineTests {
         } else {
             #expect(transition.action == .scheduleRetry(after: .seconds(1), reason: "HTTP \(status)"))
         }
-        var later = From.postingAgain.machine
+        var later = From.postingAgain.walk.machine
         #expect(
             later.receive(.httpError(status: status, reason: "x")).action
                 == .scheduleRetry(after: .seconds(2), reason: "x")
@@ -398,7 +398,7 @@ struct WHIPSessionStateMachineTests {
     /// Three ICE restarts in a row without ICE back, then a new session; ICE back resets the count.
     @Test("ICE restarts: at most three without recovery")
     func restartBudget() {
-        var machine = From.live.machine
+        var machine = From.live.walk.machine
         for round in 1...3 {
             #expect(
                 machine.receive(.transportLost("lost \(round)")).action == .patchICERestart(reason: "lost \(round)")
@@ -416,8 +416,7 @@ struct WHIPSessionStateMachineTests {
 
         var policy = Machine.Policy()
         policy.maximumRestartsWithoutRecovery = 0
-        var none = Machine(policy: policy)
-        for event in From.live.path.map(\.event) { _ = none.receive(event) }
+        var none = Walk(Machine(policy: policy), through: From.live.path) { $0.receive($1.event) }.machine
         #expect(none.receive(.transportLost("lost")).action == .deleteResource)
     }
 
@@ -470,26 +469,20 @@ struct WHIPSessionStateMachineTests {
     /// Random events (a fixed seed): never a crash, final states stay final, the counters agree.
     @Test("random event sequences keep the invariants")
     func randomSequences() {
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next(_ bound: Int) -> Int {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((seed >> 33) % UInt64(bound))
-        }
-        let samples = Sample.allCases
-        for _ in 0..<500 {
-            var machine = Machine()
+        let sequences = Walk.randomSequences(of: Sample.allCases, count: 500, length: 40, seed: 0x9E37_79B9_7F4A_7C15)
+        for sequence in sequences {
+            var walk = From.idle.walk
             var posts = 0
-            for _ in 0..<40 {
-                let wasFinal = machine.state.isFinal
-                let before = machine.state
-                let transition = machine.receive(samples[next(samples.count)].event)
+            for sample in sequence {
+                let before = walk.machine.state
+                let transition = walk.take(sample)
                 if case .postOffer = transition.action { posts += 1 }
                 if case .scheduleRetry(let delay, _) = transition.action {
-                    #expect(delay >= .seconds(1) && delay <= .seconds(30))
+                    #expect(delay >= .seconds(1) && delay <= .seconds(30), "\(walk)")
                 }
-                if wasFinal { #expect(machine.state == before) }
+                if before.isFinal { #expect(walk.machine.state == before, "\(walk)") }
             }
-            #expect(machine.attempts == posts)
+            #expect(walk.machine.attempts == posts, "\(walk)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import WebRTC
@@ -12,6 +13,7 @@ struct WebRTCViewerStateMachineTests {
     typealias Event = Machine.Event
     typealias Action = Machine.Action
     typealias Transition = Machine.Transition
+    typealias Walk = StateMachineWalk<Machine, Sample, Transition>
 
     static let atCapacity = "the publisher serves its most viewers (2)"
 
@@ -84,11 +86,8 @@ struct WebRTCViewerStateMachineTests {
             }
         }
 
-        var machine: Machine {
-            var machine = Machine()
-            for sample in path { _ = machine.receive(sample.event) }
-            return machine
-        }
+        /// A fresh machine walked through `path`.
+        var walk: Walk { Walk(Machine(), through: path) { $0.receive($1.event) } }
     }
 
     struct Row: Sendable, CustomTestStringConvertible {
@@ -158,7 +157,8 @@ struct WebRTCViewerStateMachineTests {
     @Test("each path reaches its state")
     func paths() {
         for from in From.allCases {
-            #expect(from.machine.state == from.state, "\(from)")
+            let walk = from.walk
+            #expect(walk.machine.state == from.state, "\(from): \(walk)")
         }
     }
 
@@ -170,9 +170,10 @@ struct WebRTCViewerStateMachineTests {
 
     @Test("transitions", arguments: rows)
     func transition(_ row: Row) {
-        var machine = row.from.machine
-        #expect(machine.receive(row.sample.event) == Transition(report: row.report, action: row.action))
-        #expect(machine.state == row.to)
+        var walk = row.from.walk
+        let transition = walk.take(row.sample)
+        #expect(transition == Transition(report: row.report, action: row.action), "\(walk)")
+        #expect(walk.machine.state == row.to, "\(walk)")
     }
 
     /// Every (state, event) outside the table: ignored, the state as it was.
@@ -180,9 +181,10 @@ struct WebRTCViewerStateMachineTests {
     func ignored(_ from: From) {
         let taken = Set(Self.rows.filter { $0.from == from }.map(\.sample))
         for sample in Sample.allCases where !taken.contains(sample) {
-            var machine = from.machine
-            #expect(machine.receive(sample.event) == .ignored, "\(from) + \(sample)")
-            #expect(machine.state == from.state, "\(from) + \(sample)")
+            var walk = from.walk
+            let transition = walk.take(sample)
+            #expect(transition == .ignored, "\(from): \(walk)")
+            #expect(walk.machine.state == from.state, "\(from): \(walk)")
         }
     }
 
@@ -190,19 +192,20 @@ struct WebRTCViewerStateMachineTests {
     /// and its status entry left to whoever owns it (the session is ending).
     @Test("a stop from every state", arguments: From.allCases)
     func stopFromEveryState(_ from: From) {
-        var machine = from.machine
-        let transition = machine.receive(.stop)
-        #expect(transition.report == nil)
+        var walk = from.walk
+        let transition = walk.take(.stop)
+        #expect(transition.report == nil, "\(walk)")
         if from.state.isFinal {
-            #expect(transition == .ignored && machine.state == from.state)
+            #expect(transition == .ignored && walk.machine.state == from.state, "\(walk)")
         } else {
-            #expect(machine.state == .ended(.stopped))
-            #expect(transition.action == (from == .idle ? .none : .stopTransport))
+            #expect(walk.machine.state == .ended(.stopped), "\(walk)")
+            #expect(transition.action == (from == .idle ? .none : .stopTransport), "\(walk)")
         }
         for sample in Sample.allCases {
-            let before = machine.state
-            #expect(machine.receive(sample.event) == .ignored, "\(sample)")
-            #expect(machine.state == before)
+            let before = walk.machine.state
+            let after = walk.take(sample)
+            #expect(after == .ignored, "\(walk)")
+            #expect(walk.machine.state == before, "\(walk)")
         }
     }
 
@@ -279,21 +282,18 @@ struct WebRTCViewerStateMachineTests {
     /// Random events (a fixed seed): never a crash, a final state stays as it is.
     @Test("random event sequences keep final states final")
     func randomSequences() {
-        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
-        func next(_ bound: Int) -> Int {
-            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((seed >> 33) % UInt64(bound))
-        }
-        let samples = Sample.allCases
-        for _ in 0..<500 {
-            var machine = Machine()
-            for _ in 0..<30 {
-                let before = machine.state
-                let transition = machine.receive(samples[next(samples.count)].event)
+        let sequences = Walk.randomSequences(of: Sample.allCases, count: 500, length: 30, seed: 0x2545_F491_4F6C_DD1D)
+        for sequence in sequences {
+            var walk = From.idle.walk
+            for sample in sequence {
+                let before = walk.machine.state
+                let transition = walk.take(sample)
                 if before.isFinal {
-                    #expect(machine.state == before && transition == .ignored)
+                    #expect(walk.machine.state == before && transition == .ignored, "\(walk)")
                 }
-                if case .remove(let ending) = transition.action { #expect(machine.state == .ended(ending)) }
+                if case .remove(let ending) = transition.action {
+                    #expect(walk.machine.state == .ended(ending), "\(walk)")
+                }
             }
         }
     }
