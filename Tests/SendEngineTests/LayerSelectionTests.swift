@@ -38,6 +38,47 @@ import Transport
         #expect(numbers.source(of: 100) == nil)
     }
 
+    @Test(
+        "renumbering, random walks: numbers never skip or repeat, and every number still remembered maps back to its packet"
+    )
+    func renumberingWalks() {
+        var generator = SplitMix64(seed: 0x5EED_1A7E)
+        for walk in 0..<200 {
+            var numbers = LayerRenumbering(layerCount: 3, lastSent: UInt16.random(in: .min ... .max, using: &generator))
+            var next = (0..<3).map { _ in UInt16.random(in: .min ... .max, using: &generator) }
+            // What each number sent carried, newest last, and where each span began.
+            var sent: [(number: UInt16, layer: Int, sequenceNumber: UInt16)] = []
+            var spanStarts: [Int] = []
+            var layer = 0
+            for _ in 0..<60 {
+                if Int.random(in: 0..<4, using: &generator) == 0 || spanStarts.isEmpty {
+                    layer = Int.random(in: 0..<3, using: &generator)
+                    // Packets of the old layer still queued are dropped at a move: rewind.
+                    if !sent.isEmpty, Bool.random(using: &generator) {
+                        let keep = Int.random(in: max(spanStarts.last ?? 0, 0)..<sent.count, using: &generator) + 1
+                        sent.removeLast(sent.count - keep)
+                        numbers.rewind(to: sent[keep - 1].number)
+                    }
+                    numbers.begin(layer: layer, first: next[layer])
+                    spanStarts.append(sent.count)
+                }
+                // Other layers run on meanwhile; this one's packets are forwarded.
+                for other in 0..<3 where other != layer { next[other] &+= UInt16.random(in: 0...5, using: &generator) }
+                let number = numbers.forward(layer: layer, sequenceNumber: next[layer])
+                if let last = sent.last { #expect(number == last.number &+ 1, "walk \(walk)") }
+                sent.append((number, layer, next[layer]))
+                next[layer] &+= 1
+            }
+            // Every number since the oldest span still remembered maps back to what it carried.
+            let remembered = spanStarts.suffix(LayerRenumbering.spanCapacity).first ?? 0
+            for entry in sent[remembered...] {
+                let found = numbers.source(of: entry.number)
+                #expect(found?.layer == entry.layer && found?.sequenceNumber == entry.sequenceNumber, "walk \(walk)")
+            }
+            #expect(numbers.source(of: numbers.lastSent &+ 1) == nil)
+        }
+    }
+
     @Test("policy: down at once, up after the hold with margin, and a failed move up backs off")
     func policy() {
         let second: UInt64 = 1_000_000_000
@@ -204,5 +245,18 @@ import Transport
         try sender.send(video: Self.frame(1_100_000_000, key: false), layer: 1)
         let got = try sfu.received().dropFirst(before).filter { $0.packet.header.payloadType == 96 }
         #expect(got.count == 4 && got.allSatisfy { $0.packet.header.ssrc == sender.layers[1].stream.ssrc })
+    }
+}
+
+/// SplitMix64: the renumbering walks' reproducible generator.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
