@@ -7,7 +7,8 @@ public struct SimulcastEncoding: Sendable, Equatable {
     /// The encoded size is the picture's divided by this: 1, 2 or 4.
     public var scaleDown: Int
     public var frameRate: Int
-    /// The layer's bitrate, kbit/s; for layer 0 its ceiling (it gets what the lower layers leave).
+    /// The layer's bitrate, kbit/s; for layer 0 its ceiling (below it, layer 0 follows its
+    /// receivers' estimates; `VideoPath.applyBitrate`).
     public var bitrateKbps: Int
 
     public init(rid: String, scaleDown: Int, frameRate: Int, bitrateKbps: Int) {

@@ -66,7 +66,13 @@ public final class VideoPath {
             cadence: cadence
         )
         self.layerEncoders = LayerEncoders(control: control, layers: simulcast ?? [], cadence: cadence)
+        // With more than one layer, the first layer's KBPS is layer 0's ceiling.
+        topLayerCeilingKbps = (simulcast?.count ?? 0) > 1 ? simulcast?.first?.bitrateKbps : nil
+        if let ceiling = topLayerCeilingKbps, targetKbps > ceiling { applyBitrate() }
     }
+
+    /// The most layer 0 is given, kbit/s (`--simulcast-layers`' first KBPS); nil: no limit.
+    private let topLayerCeilingKbps: Int?
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
     /// and its own SPS/PPS); the RTP streams and their clocks are the control's, so they go on.
@@ -278,10 +284,11 @@ public final class VideoPath {
     }
 
     /// The target into x264 (what the receivers of layer 0 allow it: an SFU's vote leaves the
-    /// lower simulcast layers their rates, `MediaSender.layerZeroVote`), scaled by the
-    /// governor's divisor (within x264's range).
+    /// lower simulcast layers their rates, `MediaSender.layerZeroVote`; at most the first
+    /// layer's KBPS), scaled by the governor's divisor (within x264's range).
     private func applyBitrate() {
-        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, targetKbps * governor.divisor)
+        let kbps = min(targetKbps, topLayerCeilingKbps ?? .max)
+        let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, kbps * governor.divisor)
         do {
             try encoder.setBitrate(kbps: scaled)
             control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }

@@ -75,6 +75,17 @@ struct SimulcastLayerTests {
         #expect(path.encoder.bitrateKbps == 2500)
     }
 
+    @Test("the first layer's KBPS is layer 0's ceiling")
+    func firstLayerRateIsTheCeiling() throws {
+        let control = MediaControl(sender: try MediaSender(configuration: .init(cname: "ceiling"), origin: 0))
+        let encoder = try H264Encoder(
+            .init(width: 640, height: 360, frameRate: 30, bitrateKbps: 2500, keyFrames: .onRequest, preset: "ultrafast")
+        )
+        let layers = try SimulcastEncoding.parse("f:1:30:1200,l:1:5:250", frameRate: 30)
+        let path = VideoPath(encoder: encoder, control: control, simulcast: layers)
+        #expect(path.encoder.bitrateKbps == 1200)
+    }
+
     @Test("nobody takes the layers: they are not encoded, and layer 0 keeps the whole target")
     func unwatchedLayersCostNothing() throws {
         let (path, control, start) = try Self.path(destinationLayers: .first)
