@@ -51,6 +51,34 @@ extension PublishEndToEndTests {
         print("chromium \(summary.chromium ?? "?"): \(Self.line(first)); \(Self.line(second))")
     }
 
+    /// With `--simulcast`, Chromium (transport-wide feedback, so an estimate it has shown) on
+    /// loopback watches the top layer, renumbered into the one stream it negotiated, and the
+    /// page's overlay names the layer the publisher told it (Docs/simulcast.md).
+    @Test func theViewerPageShowsItsSimulcastLayer() throws {
+        let directory = try TemporaryDirectory()
+        let (signal, publish, port) = try Self.webRTCRoom(
+            directory,
+            seconds: 40,
+            arguments: ["--simulcast", "--size", "640x360"]
+        )
+        let browser = try ChromiumViewer(
+            url: "http://127.0.0.1:\(port)/rooms/123456",
+            options: .init(seconds: 8, warmup: 2, deadline: 60),
+            directory: directory
+        )
+        #expect(browser.process.waitForExit(deadlineSeconds: 70), "\(browser.output)")
+        let summary = try browser.summary()
+        #expect(summary.ok, "\(summary.error ?? "")\n\(browser.output)\n\(publish.output)")
+        let tab = try #require(summary.tabs.first, "\(browser.output)")
+        Self.expectPlayed(tab, seconds: 8, label: "simulcast tab")
+        #expect(tab.width == 640 && tab.height == 360, "\(Self.line(tab))")
+        #expect(tab.overlay?.contains("layer f (2 of 2)") == true, "overlay: \(tab.overlay ?? "none")")
+        #expect(publish.output.contains("layer f"), "\(publish.output)")
+        publish.interrupt()
+        signal.interrupt()
+        print("chromium simulcast: \(Self.line(tab)); overlay: \(tab.overlay ?? "none")")
+    }
+
     /// rtc-signal restarts under a playing page: the page reconnects, joins and subscribes again
     /// by itself, and plays on; the publisher rejoins the new server as well.
     @Test func theViewerPageFollowsARestartedRoomServer() throws {
