@@ -31,12 +31,6 @@ extension Destination {
     /// How long the highest rate a loss-only receiver was sent counts as shown.
     static let probedWindow: UInt64 = 10_000_000_000
 
-    /// The video rate it allows for the choice of layers at `now`, and the part of that its path has
-    /// shown it carries (moves up follow that part). A receiver that measures the path
-    /// (transport-wide feedback, which our probes raise, or its own REMB) has shown all of it;
-    /// one that reports only loss has shown 1.5 times the most it was sent within
-    /// `probedWindow`, since a loss-based estimate grows whether or not the path could carry
-    /// more. Nil until it reported.
     /// For a receiver that reports only loss, 1.5 times the most video it was sent within
     /// `probedWindow` (as of the last `layerBudget`); nil for one that measures the path.
     var shownRate: Int? {
@@ -46,15 +40,17 @@ extension Destination {
         return probed.bitsPerSecond * 3 / 2
     }
 
+    /// The video rate it allows for the choice of layers at `now`, and the part of that its
+    /// path has shown it carries (moves up follow that part). A receiver that measures the path
+    /// (transport-wide feedback, which our probes raise, or its own REMB) has shown all of it;
+    /// one that reports only loss has shown its `shownRate`, since a loss-based estimate grows
+    /// whether or not the path could carry more. Nil until it reported.
     func layerBudget(at now: UInt64) -> (allowed: Int, probed: Int)? {
         guard let allowed = allowedBitrate else { return nil }
         // Layers are compared by their video rates: the video share of the wire rate.
         let video = congestion.encoderVote(allowed: allowed)
-        if congestion.hasTransportFeedback || feedback.statistics.receiverEstimatedMaximumBitrate != nil {
-            return (video, video)
-        }
         let rate = videoSent.bitsPerSecond(at: now)
         if rate >= probed.bitsPerSecond || now &- probed.at > Self.probedWindow { probed = (rate, now) }
-        return (video, probed.bitsPerSecond * 3 / 2)
+        return (video, shownRate ?? video)
     }
 }
