@@ -71,8 +71,6 @@ final class LayerEncoders {
 
     var isEmpty: Bool { slots.isEmpty }
 
-    /// The bitrate the watched lower layers take together, kbit/s.
-    private(set) var activeLowerLayersKbps = 0
     /// Whether layer 0 (the main encoder) is to be coded, as of the last `prepare`: with
     /// simulcast, not while every destination watches a lower layer.
     private(set) var topWatched = true
@@ -90,19 +88,16 @@ final class LayerEncoders {
         // simulcast (the room's first answer needs its parameter sets).
         topWatched = watchedMask & 1 != 0 || watchedMask == 0
         var wanted = false
-        var active = 0
         var republish = !published || (viewers.first ?? 0) != topViewers
         topViewers = viewers.first ?? 0
         for slot in slots {
             let watched = watchedMask & (1 << UInt32(slot.index)) != 0
-            if watched { active += slot.layer.bitrateKbps }
             let count = slot.index < viewers.count ? viewers[slot.index] : 0
             if count != slot.statistics.viewers || watched == slot.statistics.paused { republish = true }
             slot.statistics.viewers = count
         }
         // Paused, resumed or watched by others: shown now, not at the next coded picture.
-        defer { if republish || active != activeLowerLayersKbps { publish() } }
-        activeLowerLayersKbps = active
+        defer { if republish { publish() } }
         for slot in slots {
             slot.action = .skip
             guard watchedMask & (1 << UInt32(slot.index)) != 0 else {

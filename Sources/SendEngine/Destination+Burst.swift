@@ -50,7 +50,7 @@ extension Destination {
             else { continue }
             // A viewer of one layer knows one stream: layer 0's, whose reports count it all.
             videoReports[selection == nil ? layer : 0].recordPacketSent(payloadLength: clear.count - headerLength)
-            if selection != nil || dropPolicy != nil { videoSent.add(length, at: now) }
+            if selection != nil { videoSent.add(length, at: now) }
             if run.count > 0, length > run.segment {
                 // Longer than the run's size (a fragment after a small STAP-A): the run ends
                 // before it, and it starts the next one from the front of the scratch space.

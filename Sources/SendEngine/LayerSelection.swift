@@ -78,11 +78,6 @@ struct LayerSelection {
         return layer == current
     }
 
-    /// The viewer's sequence number for packet `sequenceNumber` of `layer`, which it gets.
-    func outgoing(layer: Int, sequenceNumber: UInt16) -> UInt16 {
-        renumbering.outgoing(layer: layer, sequenceNumber: sequenceNumber)
-    }
-
     /// Records that packet `sequenceNumber` of `layer`, which it gets, was cut for this
     /// viewer; its number in the viewer's stream.
     mutating func forward(layer: Int, sequenceNumber: UInt16) -> UInt16 {

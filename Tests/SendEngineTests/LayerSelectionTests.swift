@@ -2,6 +2,7 @@ import CongestionControl
 import Media
 import RTP
 import SRTP
+import TestSupport
 import Testing
 import Transport
 
@@ -245,18 +246,5 @@ import Transport
         try sender.send(video: Self.frame(1_100_000_000, key: false), layer: 1)
         let got = try sfu.received().dropFirst(before).filter { $0.packet.header.payloadType == 96 }
         #expect(got.count == 4 && got.allSatisfy { $0.packet.header.ssrc == sender.layers[1].stream.ssrc })
-    }
-}
-
-/// SplitMix64: the renumbering walks' reproducible generator.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

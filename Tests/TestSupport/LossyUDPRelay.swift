@@ -207,13 +207,13 @@ public final class LossyUDPRelay: @unchecked Sendable {
     }
 }
 
-/// SplitMix64: a tiny seeded generator, so an impaired run replays.
-struct SplitMix64 {
+/// SplitMix64: a tiny seeded generator, so an impaired run (or a random walk) replays.
+public struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -222,5 +222,5 @@ struct SplitMix64 {
     }
 
     /// A number in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
