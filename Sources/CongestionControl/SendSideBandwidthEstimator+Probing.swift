@@ -16,13 +16,23 @@ extension SendSideBandwidthEstimator {
     /// as padding: the pacer runs at the probe's rate, without its burst allowance (a probe
     /// measures the rate it is sent at), and every packet sent until the padding has left
     /// belongs to the cluster.
+    /// `unmeasuredProbe` as `id`: a probe that transport feedback does not measure (the caller
+    /// judges it another way).
     public func beginProbe(id: Int, rate: Int, packets: Int, bytes: Int) {
         pacer?.setPacingRate(rate)
         activeProbe = id
         pacer?.burstAllowed = false
-        probeEstimator.begin(.init(id: id, minimumPackets: packets, minimumBytes: bytes))
+        if id != Self.unmeasuredProbe {
+            probeEstimator.begin(.init(id: id, minimumPackets: packets, minimumBytes: bytes))
+        }
         statistics.probesSent += 1
     }
+
+    /// The cluster id of a probe no transport feedback measures; packets outside probes carry it too.
+    public static let unmeasuredProbe = -1
+
+    /// Whether a probe's padding is still being sent.
+    public var isProbing: Bool { activeProbe != nil }
 
     /// Ends the probe at `now` once its padding has left; true when it did, and the caller then
     /// sets the pacing rate again (`updatePacingRate`).

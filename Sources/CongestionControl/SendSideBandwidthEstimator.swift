@@ -98,7 +98,12 @@ public final class SendSideBandwidthEstimator {
 
     /// Remembers a stamped packet as it leaves at `now` (`size`: the protected datagram).
     public func recordSent(_ number: UInt16, size: Int, at now: UInt64) {
-        sent.record(sequenceNumber: number, sendTimeUs: Int64(now / 1000), size: size, cluster: activeProbe ?? -1)
+        sent.record(
+            sequenceNumber: number,
+            sendTimeUs: Int64(now / 1000),
+            size: size,
+            cluster: activeProbe ?? Self.unmeasuredProbe
+        )
     }
 
     // MARK: - What the receiver says

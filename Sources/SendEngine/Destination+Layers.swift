@@ -43,14 +43,14 @@ extension Destination {
     /// The video rate it allows for the choice of layers at `now`, and the part of that its
     /// path has shown it carries (moves up follow that part). A receiver that measures the path
     /// (transport-wide feedback, which our probes raise, or its own REMB) has shown all of it;
-    /// one that reports only loss has shown its `shownRate`, since a loss-based estimate grows
-    /// whether or not the path could carry more. Nil until it reported.
+    /// one that reports only loss has shown its `shownRate` or what a `LayerProbe` passed at, since
+    /// a loss-based estimate grows whether or not the path could carry more. Nil until it reported.
     func layerBudget(at now: UInt64) -> (allowed: Int, probed: Int)? {
         guard let allowed = allowedBitrate else { return nil }
         // Layers are compared by their video rates: the video share of the wire rate.
         let video = congestion.encoderVote(allowed: allowed)
         let rate = videoSent.bitsPerSecond(at: now)
         if rate >= probed.bitsPerSecond || now &- probed.at > Self.probedWindow { probed = (rate, now) }
-        return (video, shownRate ?? video)
+        return (video, shownRate.map { max($0, layerProbe?.provenRate(at: now) ?? 0) } ?? video)
     }
 }

@@ -83,6 +83,11 @@ extension Destination {
             result.layer = name(selection?.current)
             result.nextLayer = name(selection?.pending)
             result.layerSwitches = selection?.switches ?? 0
+            if let probes = layerProbe?.statistics {
+                result.layerProbesPassed = probes.passed
+                result.layerProbesFailed = probes.failed
+                result.layerProbeDelayMilliseconds = probes.lastDelayMilliseconds
+            }
             result.droppedLayers = Array(rids.prefix(keptFrom))
         }
         return result

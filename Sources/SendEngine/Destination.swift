@@ -37,6 +37,9 @@ public final class Destination {
     var layerMask: UInt32
     /// A viewer that watches one layer at a time (`DestinationLayers.adaptive`).
     var selection: LayerSelection?
+    /// Such a viewer that reports only loss, paced and with RTX: it starts on the lowest layer
+    /// and moves up only after its path carried the higher layer's rate (`LayerProbe`).
+    var layerProbe: LayerProbe?
     /// An SFU that takes every layer (`.all`): the highest layer it still gets, and the policy
     /// that drops layers from the top when its estimate cannot carry them all.
     public internal(set) var keptFrom = 0
@@ -89,6 +92,9 @@ public final class Destination {
                 firstSequenceNumber: UInt16.random(in: .min ... .max, using: &generator)
             )
             layerMask = 0
+            if options.retransmission == .rtx, congestion.isPaced, congestion.transportWideID == nil {
+                layerProbe = LayerProbe()
+            }
         case .all where layerCount > 1:
             // Keeping the layers from i on needs what they take together.
             let needs = simulcast?.needs ?? []

@@ -43,6 +43,11 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
     public var layer: String?
     public var nextLayer: String?
     public var layerSwitches = 0
+    /// With simulcast, a viewer that reports only loss: its probes before a move up that
+    /// passed and failed, and the last one's queueing delay (`LayerProbe`).
+    public var layerProbesPassed = 0
+    public var layerProbesFailed = 0
+    public var layerProbeDelayMilliseconds: Int?
     /// With simulcast, an SFU: the layers dropped from the top because its estimate cannot
     /// carry them (taken back when it can).
     public var droppedLayers: [String] = []
@@ -66,6 +71,10 @@ public struct FeedbackStatistics: Sendable, Codable, Equatable {
         if let bitrateEstimate { parts.append("estimate \(bitrateEstimate / 1000) kbit/s") }
         if let congestion, congestion.transportWide { parts.append(congestion.statusText) }
         if let layer { parts.append("layer \(layer)\(nextLayer.map { "→\($0)" } ?? "")") }
+        if layerProbesPassed + layerProbesFailed > 0 {
+            let delay = layerProbeDelayMilliseconds.map { " (\($0) ms)" } ?? ""
+            parts.append("up probes \(layerProbesPassed)/\(layerProbesPassed + layerProbesFailed)\(delay)")
+        }
         if !droppedLayers.isEmpty { parts.append("dropped \(droppedLayers.joined(separator: ","))") }
         parts.append("bad \(rtcpBad)")
         return parts.joined(separator: " ")

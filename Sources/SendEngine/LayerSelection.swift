@@ -107,6 +107,9 @@ struct LayerSelection {
         return number
     }
 
+    /// A probe showed the path carries the next layer up: the move need not wait `upHold`.
+    mutating func probePassed(at now: UInt64) { policy.holdServed(at: now) }
+
     /// The layer to watch with `budget` bits per second at `now` (`LayerPolicy`); nil before
     /// the first layer was chosen.
     mutating func choose(budget: Int, probed: Int, at now: UInt64) -> Int? {
@@ -205,6 +208,9 @@ struct LayerPolicy {
     func fitting(_ budget: Int, margin: Double = 1) -> Int {
         needs.firstIndex { Double($0) * margin <= Double(budget) } ?? max(needs.count - 1, 0)
     }
+
+    /// The next move up need not wait `upHold` from `now` on: a probe showed the room.
+    mutating func holdServed(at now: UInt64) { upSince = now &- Self.upHold }
 
     /// The layer to watch, watching `current`, with `budget` (what the receiver allows) and
     /// `probed` (the part of it the path has shown it carries; moves up follow this one).

@@ -68,6 +68,7 @@ extension MediaSender {
         for destination in destinations where destination.congestion.isPaced {
             applyPacingRate(to: destination)
             probeIfDue(destination, at: now)
+            probeLayerIfDue(destination, at: now)
         }
         return actions
     }
@@ -272,6 +273,15 @@ extension MediaSender {
                 )
                 feedback.statistics.video = summary
                 destination.congestion.reportLoss(summary.fractionLost, at: now)
+                if destination.layerProbe != nil {
+                    let outcome = destination.layerProbe?.report(
+                        lastSenderReport: block.lastSenderReport,
+                        roundTripUs: summary.roundTripMilliseconds.map { Int64($0 * 1000) },
+                        fractionLost: summary.fractionLost,
+                        at: now
+                    )
+                    apply(outcome, to: destination, at: now)
+                }
             } else if block.ssrc == audio.ssrc {
                 feedback.statistics.audio = ReceiverReportSummary(
                     block,

@@ -46,6 +46,28 @@ extension MediaSender {
         requestKeyFrame(layer: layer, at: now)
     }
 
+    /// The rate to probe `destination`'s path at now before it moves up a layer
+    /// (`LayerProbe`), or nil: it watches a lower layer and waits for no move, its estimate
+    /// would allow the next layer up (its need with `LayerPolicy.upMargin`) but its path has
+    /// not shown it, and its probe may begin.
+    func layerProbeRate(of destination: Destination, at now: UInt64) -> Int? {
+        guard let probe = destination.layerProbe, probe.mayBegin(at: now),
+            let selection = destination.selection, selection.pending == nil,
+            let current = selection.current, current > 0, current < selection.policy.needs.count,
+            let allowed = destination.allowedBitrate, let shown = destination.shownRate
+        else { return nil }
+        let rate = Int(Double(selection.policy.needs[current - 1]) * LayerPolicy.upMargin)
+        let video = destination.congestion.encoderVote(allowed: allowed)
+        guard video >= rate, max(shown, probe.provenRate(at: now)) < rate else { return nil }
+        return rate
+    }
+
+    /// A probe's outcome: a passed one counts as the time a move up waits (`LayerPolicy.upHold`).
+    func apply(_ outcome: LayerProbe.Outcome?, to destination: Destination, at now: UInt64) {
+        guard case .passed = outcome else { return }
+        destination.selection?.probePassed(at: now)
+    }
+
     /// The least a lower layer's encoder is asked to make.
     public static let minimumLayerBitrate = 100_000
 
@@ -61,10 +83,14 @@ extension MediaSender {
         destination.layerMask = (1 << UInt32(layers.count)) - (1 << UInt32(from))
     }
 
-    /// The first layer a new viewer of one layer waits for: the highest the start rate carries.
+    /// The first layer a new viewer of one layer waits for: the highest the start rate carries,
+    /// or the lowest for one whose moves up wait for a probe (`LayerProbe`): its reports tell
+    /// too late that a path cannot carry the start rate, after seconds of flooding it.
     func startSelection(of destination: Destination, now: UInt64) {
         guard let policy = destination.selection?.policy else { return }
-        let layer = policy.fitting(configuration.feedback.bitrate.start)
+        let layer =
+            destination.layerProbe == nil
+            ? policy.fitting(configuration.feedback.bitrate.start) : max(policy.needs.count - 1, 0)
         if destination.selection?.request(layer, at: now) == true { requestKeyFrame(layer: layer, at: now) }
     }
 

@@ -87,7 +87,20 @@ extension MediaSender {
             }
         }
         flush()
-        if congestion.endProbeIfSent(at: now) { applyPacingRate(to: destination) }
+        if congestion.endProbeIfSent(at: now) {
+            applyPacingRate(to: destination)
+            sendProbeReport(to: destination, at: now)
+        }
+    }
+
+    /// The padding of a layer probe has left: a sender report right behind it, whose round trip
+    /// the receiver's next report gives (`LayerProbe`).
+    private func sendProbeReport(to destination: Destination, at now: UInt64) {
+        guard case .sending = destination.layerProbe?.state else { return }
+        // A viewer of one layer knows layer 0's SSRC alone.
+        let builder = destination.videoReports[0]
+        sendReport(builder, to: destination, rtcp: destination.address.videoRTCP, now: now)
+        destination.layerProbe?.sentReport(builder.ntpClock.timestamp(atMonotonic: now).middle32, at: now)
     }
 
     /// The earliest instant (monotonic ns) a paced destination may send again, nil when no
@@ -175,27 +188,73 @@ extension MediaSender {
         let congestion = destination.congestion
         guard destination.options.retransmission == .rtx, let probe = congestion.dueProbe(at: now) else { return }
         let bytes = Int(Int64(probe.rate) * configuration.congestion.probeDurationUs / 8_000_000)
-        var queued = (packets: 0, bytes: 0)
-        // The newest packets of a layer it gets: a viewer of one layer, its own (renumbered).
-        let layer = layers[destination.selection?.current ?? destination.keptFrom]
-        var sequenceNumber = layer.stream.nextSequenceNumber &- 1
-        while queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes {
-            guard let size = layer.history.withPacket(sequenceNumber, { $0.count }) else { break }
-            var handle = layer.handle(sequenceNumber)
-            if let selection = destination.selection {
-                guard let number = selection.sentNumber(layer: layer.index, sequenceNumber: sequenceNumber) else {
-                    break
-                }
-                handle = layer.handle(sequenceNumber, renumberedAs: number)
-            }
-            // In place: a copy of the pacer would copy its rings.
-            guard congestion.enqueue(handle: handle, size: size, kind: .padding, at: now) else { break }
-            queued.packets += 1
-            queued.bytes += size
-            sequenceNumber &-= 1
-        }
+        let queued = queuePadding(bytes: bytes, to: destination, repeating: false, at: now)
         guard queued.packets > 0 else { return }
         congestion.beginProbe(id: probe.id, rate: probe.rate, packets: queued.packets, bytes: queued.bytes)
+    }
+
+    /// Starts a probe of a loss-only viewer's path before a move up (`LayerProbe`): padding on
+    /// top of its video to the probe's rate for `LayerProbe.duration`, sent at that rate; its
+    /// sender report follows the padding (`sendPaced`). Ends one overdue.
+    func probeLayerIfDue(_ destination: Destination, at now: UInt64) {
+        guard destination.layerProbe != nil else { return }
+        apply(destination.layerProbe?.expire(at: now), to: destination, at: now)
+        guard !destination.congestion.isProbing, let rate = layerProbeRate(of: destination, at: now) else { return }
+        let video = destination.videoSent.bitsPerSecond(at: now)
+        let bytes = Int(Int64(max(rate - video, rate / 2)) * Int64(LayerProbe.duration / 1000) / 8_000_000)
+        let queued = queuePadding(bytes: bytes, to: destination, repeating: true, at: now)
+        guard queued.packets > 0 else { return }
+        // Outside the probe clusters transport feedback measures: this one is judged by a report.
+        destination.congestion.beginProbe(
+            id: SendSideBandwidthEstimator.unmeasuredProbe,
+            rate: rate,
+            packets: queued.packets,
+            bytes: queued.bytes
+        )
+        destination.layerProbe?.begin(rate: rate, at: now)
+    }
+
+    /// Queues at least `bytes` of padding for `destination` (and at least the configured least
+    /// number of packets): RTX copies of the newest packets of the layer it gets, newest first;
+    /// a viewer of one layer gets copies of packets it has, under its own numbers. When those
+    /// run out, `repeating` starts again from the newest. What was queued, in packets and bytes.
+    private func queuePadding(
+        bytes: Int,
+        to destination: Destination,
+        repeating: Bool,
+        at now: UInt64
+    ) -> (packets: Int, bytes: Int) {
+        var queued = (packets: 0, bytes: 0)
+        let layer = layers[destination.selection?.current ?? destination.keptFrom]
+        let newest = layer.stream.nextSequenceNumber &- 1
+        var sequenceNumber = newest
+        var inPass = 0
+        // A bound on the work: a history's worth of copies.
+        for _ in 0..<max(layer.history.capacity, 1) {
+            guard queued.packets < configuration.congestion.probeMinimumPackets || queued.bytes < bytes else { break }
+            var handle = layer.handle(sequenceNumber)
+            var size = layer.history.withPacket(sequenceNumber, { $0.count })
+            if let selection = destination.selection, size != nil {
+                if let number = selection.sentNumber(layer: layer.index, sequenceNumber: sequenceNumber) {
+                    handle = layer.handle(sequenceNumber, renumberedAs: number)
+                } else {
+                    size = nil
+                }
+            }
+            guard let size else {
+                guard repeating, inPass > 0 else { break }
+                sequenceNumber = newest
+                inPass = 0
+                continue
+            }
+            // In place: a copy of the pacer would copy its rings.
+            guard destination.congestion.enqueue(handle: handle, size: size, kind: .padding, at: now) else { break }
+            queued.packets += 1
+            queued.bytes += size
+            inPass += 1
+            sequenceNumber &-= 1
+        }
+        return queued
     }
 
     /// What `destination` lets the encoder make, bits per second, when it allows `allowed`

@@ -487,7 +487,9 @@ public final class MediaSender {
     public func sendReportsIfDue(now: UInt64) {
         if let next = nextReport, now < next { return }
         for destination in destinations {
-            for layer in layers where destination.options.layers.takes(layer.index) {
+            // A probe's report must stay the last one the viewer got until it reported on it.
+            let holdsVideo = destination.layerProbe?.holdsReports == true
+            for layer in layers where destination.options.layers.takes(layer.index) && !holdsVideo {
                 sendReport(
                     destination.videoReports[layer.index],
                     to: destination,
@@ -505,8 +507,7 @@ public final class MediaSender {
         nextReport = schedule.nextSendTime(after: now)
     }
 
-    private func sendReport(_ builder: SenderReportBuilder, to destination: Destination, rtcp: UDPAddress, now: UInt64)
-    {
+    func sendReport(_ builder: SenderReportBuilder, to destination: Destination, rtcp: UDPAddress, now: UInt64) {
         guard (try? builder.writeCompound(at: now, into: packet)) != nil else { return }
         schedule.recordSent(packetSize: packet.count)
         packet.withUnsafeBytes { destination.send($0, rtcp: true, to: rtcp, through: destination.sockets.rtcpSink) }
