@@ -313,21 +313,37 @@ struct DelayBasedEstimator: Sendable, Hashable {
 
     /// The link's rate while a queue keeps it busy: the lower of R_hat (`acknowledged`) and the
     /// rate this message's packets arrived at (`arrival`, `receivedRate`); R_hat alone when that
-    /// is unknown.
+    /// is unknown; the arrival rate when R_hat is the sender's own (`isApplicationLimited`).
     private func busyLinkRate(arrival: Int?, acknowledged: Int?) -> Int? {
-        arrival.map { min($0, acknowledged ?? $0) } ?? acknowledged
+        guard let arrival, let acknowledged else { return arrival ?? acknowledged }
+        if Self.isApplicationLimited(arrival: arrival, acknowledged: acknowledged) { return arrival }
+        return min(arrival, acknowledged)
     }
+
+    /// Whether R_hat measured the sender rather than the link: the packets of a message that met
+    /// a queue arrived at more than `applicationLimitedArrivalRatio` × R_hat. A queue keeps the
+    /// link busy, so they arrived at the link's rate; an encoder that made less than the link
+    /// carries (a screen after a still period, a small change) left R_hat at its own rate, and
+    /// a decrease from it would take the estimate far under the link. A sender above the link
+    /// cannot look like this: what the link delivers is then what R_hat measures.
+    /// Decision D29 (Docs/congestion.md): R_hat under half the arrival rate is the sender's.
+    static func isApplicationLimited(arrival: Int, acknowledged: Int) -> Bool {
+        Double(acknowledged) < applicationLimitedArrivalRatio * Double(arrival)
+    }
+
+    static let applicationLimitedArrivalRatio = 0.5
 
     /// The rate an over-use decreases from: R_hat, or, behind a standing queue (the link busy)
     /// whose packets arrived at under `droppedLinkRatio` × R_hat, their arrival rate. R_hat lags
     /// a capacity drop by about a second, so a decrease from it lowers nothing that matters
     /// until the drain. Only for a drop that large: one message's arrivals vary by ±20 % at a
     /// steady rate, and a decrease from the lower of the two at every over-use leaves the link
-    /// underused.
+    /// underused. Also from the arrival rate when R_hat is the sender's own (`isApplicationLimited`, D29).
     /// Decision D15 (Docs/congestion.md): decrease from the arrival rate under 2/3 of R_hat.
     private func overuseRate(arrival: Int?, acknowledged: Int) -> Int {
         guard standingQueue?.isOverBackoffLimit == true, let arrival,
             Double(arrival) < Self.droppedLinkRatio * Double(acknowledged)
+                || Self.isApplicationLimited(arrival: arrival, acknowledged: acknowledged)
         else { return acknowledged }
         return arrival
     }

@@ -31,6 +31,7 @@ struct SendSideBandwidthEstimatorTests {
         mutating func run(
             _ congestion: SendSideBandwidthEstimator,
             untilUs endUs: Int64,
+            everyUs intervalUs: Int64 = 9_600,
             queueUs: (Int64) -> Int64
         ) throws {
             while sendUs < endUs {
@@ -39,7 +40,7 @@ struct SendSideBandwidthEstimatorTests {
                     congestion.recordSent(number, size: 1200, at: UInt64(sendUs) * 1000)
                     sent.append((number, sendUs, sendUs + 20_000 + queueUs(sendUs)))
                     number &+= 1
-                    sendUs += 9_600
+                    sendUs += intervalUs
                 }
                 let arrived = sent.filter { $0.arrivalUs <= feedbackUs }
                 sent.removeAll { $0.arrivalUs <= feedbackUs }
@@ -153,5 +154,69 @@ struct SendSideBandwidthEstimatorTests {
             _ = congestion.pacer?.enqueue(handle: handle, size: 1000, kind: .video, at: 2_600_000)
         }
         #expect(congestion.pacingRate(allowed: 800_000) == 2_000_000)
+    }
+
+    /// Sends at the times `sendsUs` (1200-byte packets) through a 1 Mbit/s link (9.6 ms a
+    /// packet, 20 ms one way, an unbounded FIFO), transport feedback every 50 ms about what
+    /// arrived by then.
+    struct Link {
+        var number: UInt16 = 1
+        var lastArrivalUs: Int64 = 0
+        var feedbackCount: UInt8 = 0
+        var inFlight: [(number: UInt16, arrivalUs: Int64)] = []
+        var nextFeedbackUs: Int64 = 50_000
+
+        mutating func send(_ congestion: SendSideBandwidthEstimator, at sendUs: Int64) throws {
+            try feedback(congestion, until: sendUs)
+            congestion.recordSent(number, size: 1200, at: UInt64(sendUs) * 1000)
+            lastArrivalUs = max(sendUs + 20_000, lastArrivalUs + 9_600)
+            inFlight.append((number, lastArrivalUs))
+            number &+= 1
+        }
+
+        mutating func feedback(_ congestion: SendSideBandwidthEstimator, until nowUs: Int64) throws {
+            while nextFeedbackUs <= nowUs {
+                let arrived = inFlight.filter { $0.arrivalUs <= nextFeedbackUs }
+                inFlight.removeAll { $0.arrivalUs <= nextFeedbackUs }
+                if !arrived.isEmpty {
+                    let feedback = try RTCPTransportFeedback(
+                        senderSSRC: 1,
+                        mediaSSRC: 2,
+                        feedbackPacketCount: feedbackCount,
+                        packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
+                    )
+                    feedbackCount &+= 1
+                    congestion.receive(feedback, roundTripUs: 40_000, at: UInt64(nextFeedbackUs + 20_000) * 1000)
+                }
+                nextFeedbackUs += 50_000
+            }
+        }
+    }
+
+    @Test("after a still period, the first large picture's queue backs off from the link's arrival rate, not R_hat")
+    func earlyBackoffAfterAStillPeriod() throws {
+        let congestion = try Self.congestion()
+        var link = Link()
+        // Moving at the link's rate for 2 s, then still for 10 s (a packet a second), then a small
+        // change at 400 kbit/s for 2 s: R_hat follows the sender down (application-limited).
+        var sends = Array(stride(from: Int64(0), to: 2_000_000, by: 9_600))
+        sends += Array(stride(from: Int64(2_000_000), to: 12_000_000, by: 1_000_000))
+        sends += Array(stride(from: Int64(12_000_000), to: 14_000_000, by: 24_000))
+        for sendUs in sends { try link.send(congestion, at: sendUs) }
+        try link.feedback(congestion, until: 14_000_000)
+        let before = congestion.delayBased.bitrate
+        let acknowledged = try #require(congestion.delayBased.acknowledged.bitrate)
+        #expect(Double(acknowledged) < 0.5 * Double(before), "R_hat \(acknowledged), estimate \(before)")
+        // A large picture: 20 packets paced 3.84 ms apart, queued up to 115 ms at the link; then
+        // the small change goes on.
+        sends = (0..<20).map { 14_000_000 + Int64($0) * 3_840 }
+        sends += Array(stride(from: Int64(14_100_000), to: 15_500_000, by: 24_000))
+        for sendUs in sends { try link.send(congestion, at: sendUs) }
+        try link.feedback(congestion, until: 15_500_000)
+        let after = congestion.delayBased.bitrate
+        #expect(congestion.statistics.queueBackoffs + congestion.statistics.overuseEvents >= 1)
+        // Down to about the link's 1 Mbit/s (the estimate had grown over it while nothing
+        // queued), not to a fraction of R_hat's 400 kbit/s.
+        #expect(after < before && after >= 750_000, "\(before) → \(after) (R_hat \(acknowledged))")
     }
 }

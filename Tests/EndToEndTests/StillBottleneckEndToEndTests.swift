@@ -107,9 +107,10 @@ extension PublishEndToEndTests {
             seconds.first { $0.t >= 29 && $0.cadence != "still" },
             "no change after the still scene: \(series)"
         )
-        // The change's first pictures queue at the bottleneck for a moment and the early back-off
-        // answers with a fraction of the acknowledged rate, still low after the still scene: a
-        // dip of 2–4 s (Docs/cadence.md, "Not yet"). Back within 5 s.
+        // The change's first pictures queue at the bottleneck for a moment, and the early
+        // back-off and the over-use answer it. They decrease from the link's arrival rate where
+        // R_hat is the sender's own (D29, Docs/congestion.md): the estimate dips to about half
+        // for a second or two (to a quarter before D29), and is back within 5 s.
         let recovered = seconds.first { $0.t >= change.t + 5 }?.estimateKbps ?? 0
         let dip = seconds.filter { $0.t >= change.t && $0.t < change.t + 5 }.compactMap(\.estimateKbps).min() ?? 0
         let report =
