@@ -223,17 +223,28 @@ public final class VideoPath {
 
     /// Key frames only when asked (Docs/cadence.md): with an `.onRequest` encoder, a receiver that
     /// cannot ask (an SDES destination) gets an intra-refresh wave every `--keyint` period while
-    /// the screen changes and every ``stillWaveInterval`` while it is still; without one, none.
+    /// the screen changes, and at once when one on this machine starts listening after its
+    /// packets were refused (`ListenerWatch`); a still screen is refreshed every
+    /// ``stillWaveInterval`` only for such receivers elsewhere, whose start nobody can see.
+    /// Without any, none.
     private func scheduleWave(at now: UInt64) {
-        guard encoder.configuration.keyFrames == .onRequest, now >= nextWave, !encoder.isRefreshing else { return }
-        guard control.sender.withLock({ $0.hasReceiversThatCannotAsk }) else { return }
+        guard encoder.configuration.keyFrames == .onRequest, !encoder.isRefreshing else { return }
+        let (cannotAsk, unwatched, starts) = control.sender.withLock {
+            ($0.hasReceiversThatCannotAsk, $0.hasUnwatchedReceiversThatCannotAsk, $0.receiverStarts)
+        }
+        let started = starts != receiverStarts
+        receiverStarts = starts
         let still = if case .still = cadence.state { true } else { false }
-        if nextWave != 0 {
+        let periodic = now >= nextWave && (!still || unwatched)
+        guard cannotAsk, started || periodic else { return }
+        if nextWave != 0 || started {
             encoder.startRefreshWave()
             counts.refreshWaves += 1
         }
         nextWave = now &+ (still ? max(Self.stillWaveInterval, waveInterval) : waveInterval)
     }
+    /// `MediaSender.receiverStarts` when last read.
+    private var receiverStarts = 0
 
     /// What `nextAction` counted since the statistics were last written.
     private struct PictureCounts {

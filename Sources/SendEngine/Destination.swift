@@ -37,6 +37,8 @@ public final class Destination {
     var layerMask: UInt32
     /// A viewer that watches one layer at a time (`DestinationLayers.adaptive`).
     var selection: LayerSelection?
+    /// A receiver on this machine that cannot ask for key frames: whether it listens.
+    var listener: ListenerWatch?
     /// Such a viewer that reports only loss, paced and with RTX: it starts on the lowest layer
     /// and moves up only after its path carried the higher layer's rate (`LayerProbe`).
     var layerProbe: LayerProbe?
@@ -122,6 +124,11 @@ public final class Destination {
         self.videoReports = videoReports
         self.simulcast = simulcast
         self.audioReport = audioReport
+        if !options.asksForKeyFrames, address.videoRTP.isLoopback, let rtp = self.sockets.readable?.rtp,
+            rtp.reportUnreachable()
+        {
+            listener = ListenerWatch()
+        }
     }
 
     deinit { buffer.deallocate() }

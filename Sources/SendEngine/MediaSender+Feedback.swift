@@ -39,6 +39,12 @@ extension MediaSender {
                 continue
             }
             guard let (rtp, rtcp) = destination.sockets.readable else { continue }
+            if destination.listener != nil {
+                // At every poll, before any read: a queued ICMP error keeps the socket ready
+                // (POLLERR) until taken, and one left unread would pass for a quiet port.
+                let refusals = rtp.takeRefusals()
+                if destination.listener?.update(refusals: refusals, at: now) == true { receiverStarts += 1 }
+            }
             if readable?.contains(rtcp.descriptor) ?? true {
                 drain(rtcp, of: destination, now: now, actions: &actions)
             }

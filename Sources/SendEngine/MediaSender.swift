@@ -65,6 +65,9 @@ public final class MediaSender {
     public private(set) var destinations: [Destination] = [] {
         didSet {
             hasReceiversThatCannotAsk = destinations.contains { !$0.options.asksForKeyFrames }
+            hasUnwatchedReceiversThatCannotAsk = destinations.contains {
+                !$0.options.asksForKeyFrames && $0.listener == nil
+            }
             hasSelections = destinations.contains { $0.selection != nil }
             updateWatchedLayers()
         }
@@ -230,6 +233,12 @@ public final class MediaSender {
     /// periodically for it (Docs/cadence.md).
     /// Kept as destinations come and go: the video path reads it for every picture.
     public private(set) var hasReceiversThatCannotAsk = false
+    /// Some destination cannot ask and is not on this machine (`ListenerWatch`): a still screen
+    /// is refreshed for it periodically too.
+    public private(set) var hasUnwatchedReceiversThatCannotAsk = false
+    /// Receivers that cannot ask which started listening after their packets were refused
+    /// (`ListenerWatch`): each wants a refresh at once.
+    public internal(set) var receiverStarts = 0
 
     /// Adds a receiver with fresh keys for `suite` (the configured one by default); it gets every
     /// packet from the next one on, sent from its own local sockets (which also read its

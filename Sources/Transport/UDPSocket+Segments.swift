@@ -40,6 +40,7 @@ extension UDPSocket {
             switch sendSegmented(base, length: bytes.count, segmentSize: segmentSize, to: destination) {
             case .sent: return (count, bytes.count)
             case .dropped:
+                if errno == ECONNREFUSED { refusedSends += 1 }
                 droppedSends += count
                 return (0, 0)
             case .unsupported: usesSegmentationOffload = false

@@ -19,6 +19,9 @@ public final class UDPSocket: @unchecked Sendable {
     public let localAddress: UDPAddress
     /// Datagrams dropped because the socket buffer was full (EAGAIN) or the path refused them.
     public internal(set) var droppedSends = 0
+    /// Sends that failed with `ECONNREFUSED` since `takeRefusals` (a queued ICMP error fails the
+    /// next send once, with `reportUnreachable`).
+    var refusedSends = 0
     /// Whether bursts go out as one segmented send (`send(_:segmentSize:to:)`); false when asked
     /// for, or once the kernel refused it for this socket.
     public internal(set) var usesSegmentationOffload: Bool
@@ -92,6 +95,7 @@ public final class UDPSocket: @unchecked Sendable {
             }
         }
         if sent != bytes.count {
+            if sent < 0, errno == ECONNREFUSED { refusedSends += 1 }
             droppedSends += 1
             return false
         }

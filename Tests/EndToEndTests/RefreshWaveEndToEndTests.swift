@@ -60,3 +60,82 @@ extension PublishEndToEndTests {
         )
     }
 }
+
+extension PublishEndToEndTests {
+    /// A still screen and a preview player started late (Docs/cadence.md, "Receivers that cannot
+    /// ask"): on this machine a port nobody listens on answers the preview's packets with ICMP
+    /// port unreachable, so the player's start is seen, and it gets a wave at once instead of
+    /// waiting up to 10 s for a periodic one; with only such receivers a still screen gets no
+    /// periodic wave at all. The input is the synthetic screen's first picture, looped.
+    @Test func aPreviewPlayerStartedOnAStillScreenGetsAWaveAtOnce() throws {
+        let directory = try TemporaryDirectory()
+        let generate = try BackgroundProcess(
+            try builtProgram("rtc-encode"),
+            ["generate", "--seconds", "1", "--size", "\(Self.width)x\(Self.height)", "--out", "gen"],
+            directory: directory
+        )
+        #expect(generate.waitForExit(deadlineSeconds: 60) && generate.exitStatus == 0, "\(generate.output)")
+        // The header and the first frame of the generated file.
+        let y4m = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory.path + "/gen/in.y4m")))
+        let header = try #require(y4m.firstIndex(of: 0x0A)) + 1
+        let frame = "FRAME\n".utf8.count + Self.width * Self.height * 3 / 2
+        try Data(y4m.prefix(header + frame)).write(to: URL(fileURLWithPath: directory.path + "/still.y4m"))
+
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let started = Date()
+        let publish = try BackgroundProcess(
+            try builtProgram("rtc-publish"),
+            [
+                "--room", "r", "--uid", "still", "--no-signal", "--video", "still.y4m", "--loop", "--size",
+                "\(Self.width)x\(Self.height)", "--preview", "127.0.0.1:\(ports[0])", "--duration", "24",
+                "--stats-json", "stats.jsonl",
+            ],
+            directory: directory
+        )
+        let sdp = directory.path + "/still.sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "still.sdp written") { FileManager.default.fileExists(atPath: sdp) }
+        // Still for a few seconds before anyone listens.
+        try publish.waitUntil(deadlineSeconds: 20, "5 s of stream") {
+            publish.output.split(separator: "\n").filter { $0.contains("fps in") }.count >= 5
+        }
+        let receiver = try Receiver(
+            sdp: sdp,
+            width: Self.width,
+            height: Self.height,
+            directory: directory,
+            name: "still"
+        )
+        _ = try receiver.listens(on: Int(ports[0]), within: 5)
+        let listening = Date().timeIntervalSince(started)
+        #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.output)")
+        #expect(try receiver.ffmpeg.waitForExit(deadlineSeconds: 20), "\(receiver.ffmpeg.standardError)")
+        let got = try Received(base: receiver.base, width: Self.width, height: Self.height)
+
+        // Each second's record: its time and the waves so far.
+        let text = try String(contentsOfFile: directory.path + "/stats.jsonl", encoding: .utf8)
+        let records = text.split(separator: "\n").compactMap { line -> (t: Double, waves: Int, cadence: String)? in
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let t = record["time"] as? Double, let totals = record["totals"] as? [String: Any]
+            else { return nil }
+            return (t, totals["refreshWaves"] as? Int ?? 0, totals["cadence"] as? String ?? "")
+        }
+        let before = records.last { $0.t <= listening }?.waves ?? 0
+        let firstAfter = records.first { $0.waves > before }
+        let total = records.last?.waves ?? 0
+        let series = records.map { "\(Int($0.t)) \($0.cadence) \($0.waves)" }.joined(separator: ", ")
+        print(
+            "still preview player: listening at \(String(format: "%.1f", listening)) s, its wave at "
+                + "\(firstAfter.map { String(format: "%.1f", $0.t) } ?? "never") s, \(total) waves in all "
+                + "(\(before) before it listened); \(got.values.compactMap { $0 }.count) readable pictures"
+        )
+        #expect(records.contains { $0.t < listening && $0.cadence == "still" }, "never still before: \(series)")
+        // Its wave within 4 s of listening (1.5 s without a refusal, the next poll, the wave's
+        // pictures, the stats' second: 2.7 s measured), where a periodic one came 10 s after
+        // the screen went still; and no other after it in the 10+ s of still screen that followed.
+        let waveAt = try #require(firstAfter?.t, "no wave after the player listened: \(series)")
+        #expect(waveAt - listening <= 4, "\(series)")
+        #expect(total == before + 1, "\(series)")
+        // It showed the screen: the first picture's timecode, readable.
+        #expect(got.values.contains { $0 != nil }, "nothing readable: \(got)")
+    }
+}

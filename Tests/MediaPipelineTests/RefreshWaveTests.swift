@@ -17,15 +17,70 @@ struct RefreshWaveTests {
         var encodedWhileStill = 0
     }
 
-    static func run(asks: Bool) throws -> Run {
+    /// Who receives: a receiver that asks; one that cannot ask elsewhere (its packets go to
+    /// memory: no host answers for it); one on this machine, listening from the start or only
+    /// from picture `listensAt` on (its port refused before).
+    enum Receiver: CustomStringConvertible {
+        case asks
+        case elsewhere
+        case here(listensAt: Int?)
+
+        var description: String {
+            switch self {
+            case .asks: "asks"
+            case .elsewhere: "cannot ask, elsewhere"
+            case .here(let at): "cannot ask, on this machine, listening from picture \(at ?? 0)"
+            }
+        }
+    }
+
+    /// Drops what it is given: a receiver elsewhere, which nothing on this machine answers for.
+    final class Discard: DatagramSink {
+        func send(_ datagram: UnsafeRawBufferPointer, to target: UDPAddress) -> Bool { true }
+        func send(
+            _ bytes: UnsafeRawBufferPointer,
+            segmentSize: Int,
+            to target: UDPAddress
+        ) -> (datagrams: Int, bytes: Int) {
+            ((bytes.count + segmentSize - 1) / segmentSize, bytes.count)
+        }
+    }
+
+    static func run(_ receiver: Receiver) throws -> Run {
         let start = MonotonicClock.now()
         let sender = try MediaSender(configuration: .init(cname: "waves"), origin: start)
-        let sink = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
-        try sender.addDestination(
-            id: "receiver",
-            address: DestinationAddress(host: "127.0.0.1", videoPort: Int(sink.localAddress.port), audioPort: nil),
-            options: DestinationOptions(asksForKeyFrames: asks)
-        )
+        var sink: UDPSocket?
+        var port = 0
+        switch receiver {
+        case .asks, .here(nil):
+            let socket = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0))
+            (sink, port) = (socket, socket.localAddress.port)
+        case .here:
+            // A free port, closed again: refused until the receiver binds it.
+            port = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: 0)).localAddress.port
+        case .elsewhere:
+            break
+        }
+        if case .elsewhere = receiver {
+            try sender.addDestination(
+                id: "receiver",
+                keys: .random(),
+                feedbackKeys: .random(),
+                sink: Discard(),
+                remote: try UDPAddress(host: "127.0.0.1", port: 50_000),
+                inbox: try DatagramInbox(),
+                owner: nil,
+                audio: false,
+                options: DestinationOptions(asksForKeyFrames: false)
+            )
+        } else {
+            let asks = if case .asks = receiver { true } else { false }
+            try sender.addDestination(
+                id: "receiver",
+                address: DestinationAddress(host: "127.0.0.1", videoPort: port, audioPort: nil),
+                options: DestinationOptions(asksForKeyFrames: asks)
+            )
+        }
         let control = MediaControl(sender: sender)
         let encoder = try H264Encoder(
             .init(width: 320, height: 180, frameRate: 30, bitrateKbps: 300, keyFrames: .onRequest)
@@ -39,6 +94,11 @@ struct RefreshWaveTests {
         let stillPicture = source.videoFrame(index: 10 * 30, captureTime: start)
         for index in 0..<(40 * 30) {
             let t = start + UInt64(index) * 1_000_000_000 / 30
+            if case .here(let at?) = receiver, index == at {
+                sink = try UDPSocket(bindingTo: UDPAddress(host: "127.0.0.1", port: port))
+            }
+            // What the sender thread does between pictures: the receivers' feedback and errors.
+            _ = control.sender.withLock { $0.pollFeedback(now: t) }
             let moving = index < 10 * 30
             let framesBefore = control.statistics.withLock { $0.framesOut }
             var picture = moving ? source.videoFrame(index: index, captureTime: t) : stillPicture
@@ -57,8 +117,9 @@ struct RefreshWaveTests {
                 }
             }
         }
+        _ = sink
         print(
-            "refresh waves, receiver asks \(asks): key frames \(run.keyFrames), waves at pictures \(run.waves), "
+            "refresh waves, receiver \(receiver): key frames \(run.keyFrames), waves at pictures \(run.waves), "
                 + "\(run.encodedWhileStill) of 900 still pictures encoded"
         )
         return run
@@ -66,16 +127,16 @@ struct RefreshWaveTests {
 
     @Test("a receiver that asks gets the first IDR and nothing periodic, moving or still")
     func receiversThatAskGetNoRefresh() throws {
-        let run = try Self.run(asks: true)
+        let run = try Self.run(.asks)
         #expect(run.keyFrames == 1)
         #expect(run.waves.isEmpty)
         // Still for 30 s: convergence, then about one idle repeat a second.
         #expect(run.encodedWhileStill < 120, "\(run.encodedWhileStill) pictures encoded in 30 s of a still screen")
     }
 
-    @Test("a receiver that cannot ask gets a wave every 2 s while moving, every 10 s while still, no IDR")
+    @Test("a receiver elsewhere that cannot ask gets a wave every 2 s while moving, every 10 s while still, no IDR")
     func receiversThatCannotAskGetWaves() throws {
-        let run = try Self.run(asks: false)
+        let run = try Self.run(.elsewhere)
         #expect(run.keyFrames == 1)
         // Moving: due at 2, 4, 6 and 8 s (frames 60, 120, 180, 240).
         #expect(run.waves.filter { $0 < 300 } == [60, 120, 180, 240], "\(run.waves)")
@@ -86,5 +147,25 @@ struct RefreshWaveTests {
         // Each wave is 20 encoded pictures (320 / 16 columns), plus convergence and idle repeats.
         #expect(run.encodedWhileStill < 120 + 20 * still.count, "\(run.encodedWhileStill) pictures encoded while still")
         #expect(run.encodedWhileStill >= 20 * still.count, "\(run.encodedWhileStill) pictures encoded while still")
+    }
+
+    @Test(
+        "one on this machine: waves while moving; while still, none, but one at once when it starts listening",
+        arguments: [nil, 20 * 30]
+    )
+    func receiversHereGetAWaveWhenTheyListen(listensAt: Int?) throws {
+        let run = try Self.run(.here(listensAt: listensAt))
+        #expect(run.keyFrames == 1)
+        #expect(run.waves.filter { $0 < 300 } == [60, 120, 180, 240], "\(run.waves)")
+        // The cadence is still within 2 s of the last change (12 s, picture 360): after that,
+        // no periodic wave; one for a receiver that starts listening, 1.5 s after its last
+        // refusal (the idle repeat's, at most a second before it bound).
+        let afterStill = run.waves.filter { $0 > 12 * 30 }
+        if let listensAt {
+            #expect(afterStill.count == 1, "\(run.waves)")
+            #expect(afterStill.allSatisfy { (listensAt + 15)...(listensAt + 75) ~= $0 }, "\(run.waves)")
+        } else {
+            #expect(afterStill.isEmpty, "\(run.waves)")
+        }
     }
 }
