@@ -135,9 +135,11 @@ struct RTPStreamIdentifierTests {
         #expect(try Self.value(bytes, id: 4) == "0")
         #expect(try Self.value(bytes, id: 10) == "f")
         #expect(try Self.value(bytes, id: 11) == nil)
-        try bytes.withUnsafeMutableBytes { raw in
-            try RTPTransportSequenceNumber.stamp(0x1234, id: 3, as: 5, inPacket: raw)
-        }
+        #expect(
+            try bytes.withUnsafeMutableBytes { raw in
+                try RTPTransportSequenceNumber.stamp(0x1234, id: 3, as: 5, inPacket: raw)
+            }
+        )
         #expect(Array(bytes[16..<24]) == [0x51, 0x12, 0x34, 0x40, 0x30, 0xA0, 0x66, 0x00])
         #expect(try Self.value(bytes, id: 10) == "f")
     }
