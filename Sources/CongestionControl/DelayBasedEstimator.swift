@@ -258,7 +258,7 @@ struct DelayBasedEstimator: Sendable, Hashable {
         guard detector.state != .overusing, let acknowledgedBitrate,
             standingQueue?.takeBackoff() == true,
             let factor = standingQueue?.backoffFactor(gentlest: configuration.queueBackoffFactor),
-            let rate = busyLinkRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate)
+            let rate = earlyBackoffRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate)
         else { return }
         rateControl.update(.overusing, acknowledgedBitrate: rate, at: nowUs, backoffFactor: factor)
         queueBackoffs += 1
@@ -313,11 +313,18 @@ struct DelayBasedEstimator: Sendable, Hashable {
 
     /// The link's rate while a queue keeps it busy: the lower of R_hat (`acknowledged`) and the
     /// rate this message's packets arrived at (`arrival`, `receivedRate`); R_hat alone when that
-    /// is unknown; the arrival rate when R_hat is the sender's own (`isApplicationLimited`).
+    /// is unknown.
     private func busyLinkRate(arrival: Int?, acknowledged: Int?) -> Int? {
-        guard let arrival, let acknowledged else { return arrival ?? acknowledged }
-        if Self.isApplicationLimited(arrival: arrival, acknowledged: acknowledged) { return arrival }
-        return min(arrival, acknowledged)
+        arrival.map { min($0, acknowledged ?? $0) } ?? acknowledged
+    }
+
+    /// The rate the early back-off decreases from: the link's busy rate, or the arrival rate
+    /// when R_hat is the sender's own (`isApplicationLimited`).
+    private func earlyBackoffRate(arrival: Int?, acknowledged: Int?) -> Int? {
+        if let arrival, let acknowledged, isApplicationLimited(arrival: arrival, acknowledged: acknowledged) {
+            return arrival
+        }
+        return busyLinkRate(arrival: arrival, acknowledged: acknowledged)
     }
 
     /// Whether R_hat measured the sender rather than the link: the packets of a message that met
@@ -325,13 +332,22 @@ struct DelayBasedEstimator: Sendable, Hashable {
     /// link busy, so they arrived at the link's rate; an encoder that made less than the link
     /// carries (a screen after a still period, a small change) left R_hat at its own rate, and
     /// a decrease from it would take the estimate far under the link. A sender above the link
-    /// cannot look like this: what the link delivers is then what R_hat measures.
+    /// cannot look like this: what the link delivers is then what R_hat measures. Only over a
+    /// message of at least `applicationLimitedPackets` spanning `applicationLimitedSpanUs`: a
+    /// shaper's burst compresses a few arrivals to far above the link's rate, and a decrease
+    /// from such a reading would hold a sender above the link. The drain keeps the lower rate
+    /// whatever R_hat is.
     /// Decision D29 (Docs/congestion.md): R_hat under half the arrival rate is the sender's.
-    static func isApplicationLimited(arrival: Int, acknowledged: Int) -> Bool {
-        Double(acknowledged) < applicationLimitedArrivalRatio * Double(arrival)
+    private func isApplicationLimited(arrival: Int, acknowledged: Int) -> Bool {
+        guard received.count >= Self.applicationLimitedPackets, let first = received.first?.arrivalTimeUs,
+            let last = received.last?.arrivalTimeUs, last - first >= Self.applicationLimitedSpanUs
+        else { return false }
+        return Double(acknowledged) < Self.applicationLimitedArrivalRatio * Double(arrival)
     }
 
     static let applicationLimitedArrivalRatio = 0.5
+    static let applicationLimitedPackets = 5
+    static let applicationLimitedSpanUs: Int64 = 20_000
 
     /// The rate an over-use decreases from: R_hat, or, behind a standing queue (the link busy)
     /// whose packets arrived at under `droppedLinkRatio` × R_hat, their arrival rate. R_hat lags
@@ -343,7 +359,7 @@ struct DelayBasedEstimator: Sendable, Hashable {
     private func overuseRate(arrival: Int?, acknowledged: Int) -> Int {
         guard standingQueue?.isOverBackoffLimit == true, let arrival,
             Double(arrival) < Self.droppedLinkRatio * Double(acknowledged)
-                || Self.isApplicationLimited(arrival: arrival, acknowledged: acknowledged)
+                || isApplicationLimited(arrival: arrival, acknowledged: acknowledged)
         else { return acknowledged }
         return arrival
     }
