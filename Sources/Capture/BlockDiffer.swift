@@ -1,11 +1,16 @@
 import Glibc
 import Media
 
-/// What really changed between two pictures: 32x32-pixel blocks compared against a copy of the
-/// previous picture (libwebrtc's differ uses the same block size). DAMAGE only says which blocks
-/// to look at first; it can miss changes (compositors, some drivers) or flood.
+/// What really changed between two pictures: 32x32-pixel blocks of a fresh picture compared
+/// against the reference, the picture last handed on (libwebrtc's differ uses the same block
+/// size). DAMAGE only says which blocks to look at first; it can miss changes (compositors, some
+/// drivers) or flood.
 ///
-/// One copy buffer and one mark per block, reused; only changed blocks are copied back.
+/// The differ holds no pixels: the capture reads each picture into a scratch buffer beside the
+/// reference. When every block was compared the fresh picture becomes the reference as it is (the
+/// caller swaps the two buffers) and nothing is copied; otherwise the changed blocks are copied
+/// into the reference, and the blocks left out keep the last picture there, so a change DAMAGE
+/// missed still differs when the stripe reaches it. One mark per block, reused.
 final class BlockDiffer {
     static let blockSize = 32
     /// One block row in `stripeCount` is checked each grab even without damage there.
@@ -21,8 +26,6 @@ final class BlockDiffer {
 
     private(set) var width = 0
     private(set) var height = 0
-    private var previous: UnsafeMutableRawPointer?
-    private var capacity = 0
     private var marks: [UInt8] = []
     private var blocksX = 0
     private var blocksY = 0
@@ -36,28 +39,12 @@ final class BlockDiffer {
     private var openRuns: [(start: Int, end: Int, rect: Int)] = []
     private var rowRuns: [(start: Int, end: Int, rect: Int)] = []
 
-    deinit { previous?.deallocate() }
-
     private var stride: Int { width * 4 }
 
-    /// Takes `picture` as the reference (a first picture or a new size): a full copy.
-    func reset(to picture: BorrowedBGRXPicture) {
-        width = picture.width
-        height = picture.height
-        let bytes = stride * height
-        if bytes > capacity {
-            previous?.deallocate()
-            previous = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-            capacity = bytes
-        }
-        if let previous {
-            for row in 0..<height {
-                previous.advanced(by: row * stride).copyMemory(
-                    from: picture.base.advanced(by: row * picture.stride),
-                    byteCount: stride
-                )
-            }
-        }
+    /// A first picture or a new size: the caller takes its fresh picture as the reference whole.
+    func reset(width: Int, height: Int) {
+        self.width = width
+        self.height = height
         suspects.removeAll(keepingCapacity: true)
         blocksX = (width + Self.blockSize - 1) / Self.blockSize
         blocksY = (height + Self.blockSize - 1) / Self.blockSize
@@ -109,20 +96,25 @@ final class BlockDiffer {
         stripe = (stripe + 1) % Self.stripeCount
     }
 
-    /// Compares the marked blocks, copies the changed ones into the reference and fills `area`
-    /// with merged rectangles. Returns the changed pixels and the changed blocks damage missed
-    /// (found by the stripe last grab and not in this grab's damage either).
+    /// Compares the marked blocks of `fresh` against `reference` (`width * 4` bytes a row) and fills
+    /// `area` with merged rectangles. Returns the changed pixels, the changed blocks damage missed
+    /// (found by the stripe last grab and not in this grab's damage either), and whether every
+    /// block was compared: then `fresh` is the new picture whole and the caller takes it as the
+    /// reference; otherwise the changed blocks were copied into `reference`, which is the new
+    /// picture. Only marked blocks are read from `fresh`, so a grab may read just their rows.
     ///
     /// Row by row, not block by block: each pixel row of a block row is compared in runs of
     /// adjacent blocks still unchanged, one `memcmp` a run (a 1080p picture is 65,000 block rows
     /// of 128 bytes, and a call apiece cost more than the comparing); only a run that differs is
-    /// split to find its blocks, which then drop out of the rows below. Changed blocks are copied
-    /// back the same way, one run a row.
+    /// split to find its blocks, which then drop out of the rows below. A changed block thus
+    /// costs the rows down to its first difference, and a repaint that changed every block next to
+    /// nothing.
     func compare(
-        _ picture: BorrowedBGRXPicture,
+        _ fresh: BorrowedBGRXPicture,
+        against reference: UnsafeMutableRawPointer,
         into area: inout ChangedArea
-    ) -> (changedPixels: Int, missed: Int) {
-        guard let previous, picture.width == width, picture.height == height else { return (0, 0) }
+    ) -> (changedPixels: Int, missed: Int, everyBlock: Bool) {
+        guard fresh.width == width, fresh.height == height else { return (0, 0, false) }
         var changedPixels = 0
         // Last grab's suspects that this grab's damage does not cover were missed by DAMAGE.
         var missed = 0
@@ -131,6 +123,8 @@ final class BlockDiffer {
         let stride = self.stride
         let size = Self.blockSize
         let width = self.width
+        let count = blocksX * blocksY
+        let everyBlock = marks.withUnsafeBufferPointer { !$0[0..<count].contains(Mark.skip) }
         marks.withUnsafeMutableBufferPointer { all in
             for blockRow in 0..<blocksY {
                 let marks = UnsafeMutableBufferPointer(rebasing: all[(blockRow * blocksX)..<((blockRow + 1) * blocksX)])
@@ -138,8 +132,8 @@ final class BlockDiffer {
                 let bottom = min(top + size, height)
                 let pending = { (column: Int) in marks[column] != Mark.skip && marks[column] & Mark.changed == 0 }
                 for row in top..<bottom {
-                    let current = picture.base.advanced(by: row * picture.stride)
-                    let reference = previous.advanced(by: row * stride)
+                    let current = fresh.base.advanced(by: row * fresh.stride)
+                    let previous = reference.advanced(by: row * stride)
                     var column = 0
                     while column < blocksX {
                         guard pending(column) else {
@@ -150,7 +144,7 @@ final class BlockDiffer {
                         while column < blocksX && pending(column) { column += 1 }
                         let left = start * size * 4
                         let right = min(column * size, width) * 4
-                        if memcmp(current.advanced(by: left), reference.advanced(by: left), right - left) == 0 {
+                        if memcmp(current.advanced(by: left), previous.advanced(by: left), right - left) == 0 {
                             continue
                         }
                         for block in start..<column {
@@ -158,7 +152,7 @@ final class BlockDiffer {
                             let blockRight = min((block + 1) * size, width) * 4
                             let bytes = blockRight - blockLeft
                             guard
-                                memcmp(current.advanced(by: blockLeft), reference.advanced(by: blockLeft), bytes) != 0
+                                memcmp(current.advanced(by: blockLeft), previous.advanced(by: blockLeft), bytes) != 0
                             else { continue }
                             if marks[block] == Mark.stripe { suspects.append(blockRow * blocksX + block) }
                             marks[block] |= Mark.changed
@@ -166,11 +160,13 @@ final class BlockDiffer {
                         }
                     }
                 }
-                // The changed blocks into the reference: their rows above the first difference
-                // are equal, so whole block rows are copied, a run of adjacent blocks at a time.
+                // Every block compared: the caller swaps, nothing to copy. Else the changed blocks
+                // into the reference: their rows above the first difference are equal, so whole
+                // block rows are copied, a run of adjacent blocks at a time.
+                guard !everyBlock else { continue }
                 for row in top..<bottom {
-                    let current = picture.base.advanced(by: row * picture.stride)
-                    let reference = previous.advanced(by: row * stride)
+                    let current = fresh.base.advanced(by: row * fresh.stride)
+                    let previous = reference.advanced(by: row * stride)
                     var column = 0
                     while column < blocksX {
                         guard marks[column] & Mark.changed != 0 else {
@@ -181,7 +177,7 @@ final class BlockDiffer {
                         while column < blocksX && marks[column] & Mark.changed != 0 { column += 1 }
                         let left = start * size * 4
                         let right = min(column * size, width) * 4
-                        reference.advanced(by: left).copyMemory(
+                        previous.advanced(by: left).copyMemory(
                             from: current.advanced(by: left),
                             byteCount: right - left
                         )
@@ -190,7 +186,7 @@ final class BlockDiffer {
             }
         }
         mergeRuns(into: &area)
-        return (changedPixels, missed)
+        return (changedPixels, missed, everyBlock)
     }
 
     /// Horizontally adjacent changed blocks of a block row become one run; a run with the same

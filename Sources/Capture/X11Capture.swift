@@ -50,7 +50,7 @@ public struct CaptureStatistics: Sendable {
     /// Of the grab time, the block comparison's (confirming what changed), ns over all grabs.
     public var totalCompareNanoseconds: UInt64 = 0
     /// This thread's CPU time in grabs, ns over all grabs: the grab's wall time less the waits
-    /// on the X server (which copies the picture into the segment on its own CPU).
+    /// on the X server (which copies the picture into a segment on its own CPU).
     public var totalGrabCPUNanoseconds: UInt64 = 0
     public var lastChangedFraction = 0.0
     /// Grabs that read only the comparison's stripe: DAMAGE reported nothing, the pointer and
@@ -60,9 +60,15 @@ public struct CaptureStatistics: Sendable {
     public init() {}
 }
 
-/// X11 screen capture through XCB: MIT-SHM into one long-lived segment (GetImage when it cannot
-/// attach), the XFIXES cursor as a sprite, DAMAGE as a hint and a block comparison as the truth
-/// of what changed. Always grabs from the root window, so windows need no compositor.
+/// X11 screen capture through XCB: MIT-SHM into two long-lived segments (GetImage into two
+/// buffers when it cannot attach), the XFIXES cursor as a sprite, DAMAGE as a hint and a block
+/// comparison as the truth of what changed. Always grabs from the root window, so windows need no
+/// compositor.
+///
+/// The reference is the picture: one buffer holds exactly the picture last returned, which the
+/// comparison takes as its reference, and each grab reads into the other. When every block was
+/// compared the two swap places, so a screen that changes everywhere costs no copy; otherwise
+/// the changed blocks are copied into the reference, which is returned.
 ///
 /// Not Sendable: one thread (the caller's capture thread) uses it.
 public final class X11Capture {
@@ -100,10 +106,24 @@ public final class X11Capture {
     private var area = PixelRect(x: 0, y: 0, width: 0, height: 0)
     private var offScreen = false
 
-    // Pixels: the SHM segment or the GetImage buffer.
-    private var segment: (id: xcb_shm_seg_t, address: UnsafeMutableRawPointer, capacity: Int)?
-    private var buffer: UnsafeMutableRawPointer?
-    private var bufferCapacity = 0
+    /// Memory a picture is read into: an MIT-SHM segment the server writes, or an allocation
+    /// GetImage replies are copied into (`segment` nil).
+    private struct PixelBuffer {
+        var address: UnsafeMutableRawPointer
+        var segment: xcb_shm_seg_t?
+    }
+
+    /// The two buffers of the captured area, `capacity` bytes each.
+    private struct PictureBuffers {
+        /// Exactly the picture last returned: what the comparison compares against.
+        var reference: PixelBuffer
+        /// Where the next picture is read.
+        var scratch: PixelBuffer
+        var capacity: Int
+    }
+
+    // Pixels: made at the start with SHM, at the first grab without.
+    private var buffers: PictureBuffers?
     private var bandCookies: [xcb_get_image_cookie_t] = []
     private var stripeCookies: [xcb_shm_get_image_cookie_t] = []
 
@@ -143,14 +163,10 @@ public final class X11Capture {
     }
 
     deinit {
-        if let segment {
-            xcb_shm_detach(c, segment.id)
-            shmdt(segment.address)
-        }
+        releaseBuffers()
         if damage != 0 { xcb_damage_destroy(c, damage) }
         if damageRegion != 0 { xcb_xfixes_destroy_region(c, damageRegion) }
         if xcb_connection_has_error(c) == 0 { xcb_flush(c) }
-        buffer?.deallocate()
     }
 
     /// libxcb writes to its socket without MSG_NOSIGNAL on Linux: a dead X server would kill the
@@ -441,14 +457,14 @@ public final class X11Capture {
         }
     }
 
-    /// One segment for the whole capture, removed from the system as soon as the server has
-    /// attached it, so a crash leaks nothing. Falls back to GetImage, saying why.
+    /// Two segments for the whole capture, each removed from the system as soon as the server
+    /// has attached it, so a crash leaks nothing. Falls back to GetImage, saying why.
     private func setUpSharedMemory(bytes: Int) {
         guard extensionPresent("MIT-SHM") else {
             fallBack("display \(displayName) has no MIT-SHM extension; using GetImage (slower)")
             return
         }
-        if let reason = makeSegment(bytes: max(bytes, 4)) {
+        if let reason = makeSegments(bytes: max(bytes, 4)) {
             fallBack(reason)
             return
         }
@@ -466,16 +482,32 @@ public final class X11Capture {
         statistics.sharedMemory = false
     }
 
-    /// Nil when attached, else the reason it could not be.
-    private func makeSegment(bytes: Int) -> String? {
+    /// Both buffers as segments; nil when both are attached, else the reason (neither is kept).
+    private func makeSegments(bytes: Int) -> String? {
+        var made: [PixelBuffer] = []
+        do throws(CaptureError) {
+            while made.count < 2 { made.append(try makeSegment(bytes: bytes)) }
+        } catch {
+            for buffer in made { release(buffer) }
+            return error.message
+        }
+        buffers = PictureBuffers(reference: made[0], scratch: made[1], capacity: bytes)
+        return nil
+    }
+
+    /// One attached segment; the error's message says why it could not be.
+    private func makeSegment(bytes: Int) throws(CaptureError) -> PixelBuffer {
         let id = shmget(0 /* IPC_PRIVATE */, bytes, IPC_CREAT | 0o600)
         guard id >= 0 else {
-            return "shmget of \(bytes) bytes failed (\(String(cString: strerror(errno)))); using GetImage (slower)"
+            throw CaptureError(
+                .x11,
+                "shmget of \(bytes) bytes failed (\(String(cString: strerror(errno)))); using GetImage (slower)"
+            )
         }
         guard let address = shmat(id, nil, 0), Int(bitPattern: address) != -1 else {
             let reason = String(cString: strerror(errno))
             shmctl(id, IPC_RMID, nil)
-            return "shmat failed (\(reason)); using GetImage (slower)"
+            throw CaptureError(.x11, "shmat failed (\(reason)); using GetImage (slower)")
         }
         let segmentID = xcb_generate_id(c)
         let error = xcb_request_check(c, xcb_shm_attach_checked(c, segmentID, UInt32(id), 0))
@@ -484,24 +516,50 @@ public final class X11Capture {
             let code = error.pointee.error_code
             free(error)
             shmdt(address)
-            return "the X server could not attach our shared memory (\(XConnection.errorName(code)); "
-                + "a remote display or another IPC namespace?); using GetImage (slower)"
+            throw CaptureError(
+                .x11,
+                "the X server could not attach our shared memory (\(XConnection.errorName(code)); "
+                    + "a remote display or another IPC namespace?); using GetImage (slower)"
+            )
         }
         if xcb_connection_has_error(c) != 0 {
             shmdt(address)
-            return "display \(displayName) went away while attaching shared memory"
+            throw CaptureError(.x11, "display \(displayName) went away while attaching shared memory")
         }
-        segment = (segmentID, address, bytes)
-        return nil
+        return PixelBuffer(address: address, segment: segmentID)
     }
 
-    /// Re-made only when the target outgrows it.
-    private func ensureSegment(bytes: Int) {
-        guard let current = segment, current.capacity < bytes else { return }
-        xcb_shm_detach(c, current.id)
-        shmdt(current.address)
-        segment = nil
-        if let reason = makeSegment(bytes: bytes) { fallBack(reason) }
+    /// Both buffers hold `bytes`. Re-made only when the area outgrows them, which is a new size,
+    /// so the next picture is taken as the reference anyway; with SHM as segments again, and if
+    /// they cannot be made, GetImage from then on.
+    private func ensureBuffers(bytes: Int) {
+        if let buffers, buffers.capacity >= bytes { return }
+        releaseBuffers()
+        if usesSharedMemory {
+            guard let reason = makeSegments(bytes: bytes) else { return }
+            fallBack(reason)
+        }
+        buffers = PictureBuffers(
+            reference: PixelBuffer(address: .allocate(byteCount: bytes, alignment: 64), segment: nil),
+            scratch: PixelBuffer(address: .allocate(byteCount: bytes, alignment: 64), segment: nil),
+            capacity: bytes
+        )
+    }
+
+    private func releaseBuffers() {
+        guard let buffers else { return }
+        release(buffers.reference)
+        release(buffers.scratch)
+        self.buffers = nil
+    }
+
+    private func release(_ buffer: PixelBuffer) {
+        if let segment = buffer.segment {
+            xcb_shm_detach(c, segment)
+            shmdt(buffer.address)
+        } else {
+            buffer.address.deallocate()
+        }
     }
 
     // MARK: - Grab
@@ -546,27 +604,44 @@ public final class X11Capture {
         }
         let region = regionCookie == nil ? nil : try connection.check(regionReply, regionError, "XFixesFetchRegion")
         let cursor = pointer.flatMap { sprite(at: $0.pointee, in: newArea) }
-        let picture: BorrowedBGRXPicture
+        // Read into the scratch buffer; the reference still holds the last picture.
+        let fresh: BorrowedBGRXPicture
         if let region,
             isQuiet(region: region, area: newArea, previousArea: previousArea, cursor: cursor, at: captureTime),
             let stripe = try readStripe(newArea, captureTime: captureTime)
         {
-            picture = stripe
+            fresh = stripe
             statistics.quietGrabs += 1
         } else {
-            picture = try readImage(newArea, captureTime: captureTime)
+            fresh = try readImage(newArea, captureTime: captureTime)
         }
+        guard var pair = buffers else { throw CaptureError(.x11, "no image buffers") }
 
         changed.removeAll()
         if !hasGrabbed || sizeChanged {
-            differ.reset(to: picture)
-            changed = ChangedArea.whole(width: picture.width, height: picture.height)
+            // A first picture or a new size: the fresh one becomes the reference as it is.
+            differ.reset(width: fresh.width, height: fresh.height)
+            changed = ChangedArea.whole(width: fresh.width, height: fresh.height)
+            swap(&pair.reference, &pair.scratch)
         } else {
             let compareStart = Self.now()
-            trackChanges(picture, damage: region, origin: newArea, captureTime: captureTime)
+            let reference = pair.reference.address
+            // Every block compared: the fresh picture is the new one whole, so the buffers swap
+            // instead of copying it; otherwise its changed blocks were copied into the reference.
+            if trackChanges(fresh, against: reference, damage: region, origin: newArea, captureTime: captureTime) {
+                swap(&pair.reference, &pair.scratch)
+            }
             statistics.totalCompareNanoseconds &+= Self.now() &- compareStart
-            addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
+            addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
         }
+        buffers = pair
+        let picture = BorrowedBGRXPicture(
+            base: UnsafeRawPointer(pair.reference.address),
+            stride: fresh.stride,
+            width: fresh.width,
+            height: fresh.height,
+            captureTime: captureTime
+        )
         lastCursor = cursor.map { ($0.rect, $0.serial) }
         hasGrabbed = true
 
@@ -636,12 +711,15 @@ public final class X11Capture {
         return now?.0 == lastCursor?.rect && now?.1 == lastCursor?.serial
     }
 
-    /// A quiet grab: only the block rows the comparison's stripe checks next, each read through
-    /// the segment into its own place, so the segment holds the last picture everywhere else
-    /// (which the reference says it is). nil without shared memory: read everything then.
+    /// A quiet grab: only the block rows the comparison's stripe checks next, each read into its
+    /// own place in the scratch segment (ShmGetImage writes at the offset it is given, MIT-SHM
+    /// 1.2); the rest of it is stale, and only the stripe's blocks are compared and taken from it.
+    /// nil without shared memory: read everything then.
     private func readStripe(_ area: PixelRect, captureTime: UInt64) throws(CaptureError) -> BorrowedBGRXPicture? {
         let stride = area.width * 4
-        guard usesSharedMemory, let segment, segment.capacity >= stride * area.height else { return nil }
+        guard usesSharedMemory, let buffers, let segment = buffers.scratch.segment,
+            buffers.capacity >= stride * area.height
+        else { return nil }
         stripeCookies.removeAll(keepingCapacity: true)
         for rows in differ.nextStripeRows() {
             let cookie = xcb_shm_get_image(
@@ -653,7 +731,7 @@ public final class X11Capture {
                 UInt16(rows.count),
                 ~0,
                 UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue),
-                segment.id,
+                segment,
                 UInt32(rows.lowerBound * stride)
             )
             stripeCookies.append(cookie)
@@ -669,7 +747,7 @@ public final class X11Capture {
         }
         if let failure { throw failure }
         return BorrowedBGRXPicture(
-            base: UnsafeRawPointer(segment.address),
+            base: UnsafeRawPointer(buffers.scratch.address),
             stride: stride,
             width: area.width,
             height: area.height,
@@ -677,12 +755,14 @@ public final class X11Capture {
         )
     }
 
-    /// The area's pixels, through the segment or GetImage bands into one reused buffer.
+    /// The area's pixels in the scratch buffer: through its segment, or GetImage bands copied
+    /// into it.
     private func readImage(_ area: PixelRect, captureTime: UInt64) throws(CaptureError) -> BorrowedBGRXPicture {
         let stride = area.width * 4
         let bytes = stride * area.height
-        if usesSharedMemory { ensureSegment(bytes: bytes) }
-        if usesSharedMemory, let segment {
+        ensureBuffers(bytes: bytes)
+        guard let buffer = buffers?.scratch else { throw CaptureError(.x11, "no image buffers") }
+        if usesSharedMemory, let segment = buffer.segment {
             let cookie = xcb_shm_get_image(
                 c,
                 root,
@@ -692,7 +772,7 @@ public final class X11Capture {
                 UInt16(area.height),
                 ~0,
                 UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue),
-                segment.id,
+                segment,
                 0
             )
             let reply = try connection.reply("ShmGetImage") { xcb_shm_get_image_reply(c, cookie, $0) }
@@ -701,19 +781,13 @@ public final class X11Capture {
                 throw CaptureError(.x11, "ShmGetImage gave \(reply.pointee.size) bytes for \(area), wanted \(bytes)")
             }
             return BorrowedBGRXPicture(
-                base: UnsafeRawPointer(segment.address),
+                base: UnsafeRawPointer(buffer.address),
                 stride: stride,
                 width: area.width,
                 height: area.height,
                 captureTime: captureTime
             )
         }
-        if bytes > bufferCapacity {
-            buffer?.deallocate()
-            buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-            bufferCapacity = bytes
-        }
-        guard let buffer else { throw CaptureError(.x11, "no image buffer") }
         // A reply cannot be longer than the server's maximum request length allows here, so a
         // large area is read in horizontal bands, all requested before the first is waited for.
         let bandRows = max(1, (maximumRequestBytes - 64) / stride)
@@ -753,14 +827,14 @@ public final class X11Capture {
                 guard length >= rows * stride, let data = xcb_get_image_data(reply) else {
                     throw CaptureError(.x11, "GetImage gave \(length) bytes for \(rows) rows of \(area)")
                 }
-                buffer.advanced(by: top * stride).copyMemory(from: data, byteCount: rows * stride)
+                buffer.address.advanced(by: top * stride).copyMemory(from: data, byteCount: rows * stride)
             } catch {
                 failure = error
             }
         }
         if let failure { throw failure }
         return BorrowedBGRXPicture(
-            base: UnsafeRawPointer(buffer),
+            base: UnsafeRawPointer(buffer.address),
             stride: stride,
             width: area.width,
             height: area.height,
@@ -771,13 +845,15 @@ public final class X11Capture {
     // MARK: - Changes
 
     /// Damaged blocks and a rotating stripe of the rest are compared; everything when damage is
-    /// missing or missed a change in the last 2 s.
+    /// missing or missed a change in the last 2 s. True when every block was compared (`fresh`
+    /// is then the new picture whole); else the changed blocks were copied into `reference`.
     private func trackChanges(
-        _ picture: BorrowedBGRXPicture,
+        _ fresh: BorrowedBGRXPicture,
+        against reference: UnsafeMutableRawPointer,
         damage region: UnsafeMutablePointer<xcb_xfixes_fetch_region_reply_t>?,
         origin: PixelRect,
         captureTime: UInt64
-    ) {
+    ) -> Bool {
         let recentMiss = lastMissTime.map { captureTime &- $0 < 2_000_000_000 } ?? false
         if let region {
             differ.begin(everything: false)
@@ -798,12 +874,13 @@ public final class X11Capture {
         } else {
             differ.begin(everything: true)
         }
-        let result = differ.compare(picture, into: &changed)
+        let result = differ.compare(fresh, against: reference, into: &changed)
         if result.missed > 0 {
             statistics.changesMissedByDamage += result.missed
             lastMissTime = captureTime
         }
-        changed.setFraction(Double(result.changedPixels) / Double(max(1, picture.width * picture.height)))
+        changed.setFraction(Double(result.changedPixels) / Double(max(1, fresh.width * fresh.height)))
+        return result.everyBlock
     }
 
     /// The old and new cursor rectangles when it moved, changed shape, appeared or went away.

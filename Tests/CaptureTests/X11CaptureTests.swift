@@ -19,6 +19,65 @@ private func captureError(_ body: () throws -> Void) -> CaptureError? {
     }
 }
 
+/// Xvfb's screen as a file (`-fbdir`): an XWD header, its colour map, then the pixels, which the
+/// server maps and draws in. Writing there changes the screen without a drawing request, so no
+/// DAMAGE reports it: the change a compositor or driver can hide from DAMAGE.
+private struct Framebuffer {
+    let path: String
+    let width: Int
+    let height: Int
+    private let offset: Int
+    private let bytesPerLine: Int
+
+    init(directory: String, width: Int, height: Int) throws {
+        path = directory + "/Xvfb_screen0"
+        self.width = width
+        self.height = height
+        let header = try Self.read(path, at: 0, count: 100)
+        // XWDFileHeader: big-endian 32-bit fields; header_size is the 1st, bytes_per_line the
+        // 13th, ncolors the 20th; each XWDColor after the header is 12 bytes.
+        let field = { (index: Int) in header[(index * 4)..<(index * 4 + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        offset = field(0) + field(19) * 12
+        bytesPerLine = field(12)
+        #expect(field(11) == 32 && bytesPerLine >= width * 4, "Xvfb's framebuffer: 32 bits per pixel")
+    }
+
+    /// Paints `rect` with `color` (0xRRGGBB) behind the X server's back.
+    func fill(_ rect: PixelRect, color: UInt32) throws {
+        let fd = open(path, O_WRONLY)
+        guard fd >= 0 else { throw XClientError("open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let row = [UInt8]((0..<rect.width).flatMap { _ in [UInt8](withUnsafeBytes(of: color.littleEndian) { $0 }) })
+        for y in rect.y..<(rect.y + rect.height) {
+            let place = off_t(offset + y * bytesPerLine + rect.x * 4)
+            guard pwrite(fd, row, row.count, place) == row.count else { throw XClientError("pwrite \(path)") }
+        }
+    }
+
+    /// Where `picture` differs from the screen (0xRRGGBB, the fourth byte aside): nil when
+    /// nowhere, else the first such pixel.
+    func firstDifference(_ picture: BorrowedBGRXPicture) throws -> (x: Int, y: Int)? {
+        let screen = try Self.read(path, at: offset, count: bytesPerLine * height)
+        for y in 0..<height {
+            for x in 0..<width {
+                let place = y * bytesPerLine + x * 4
+                let pixel = UInt32(screen[place]) | UInt32(screen[place + 1]) << 8 | UInt32(screen[place + 2]) << 16
+                if pixel != rgb(picture, x, y) { return (x, y) }
+            }
+        }
+        return nil
+    }
+
+    private static func read(_ path: String, at offset: Int, count: Int) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw XClientError("open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        guard pread(fd, &bytes, count, off_t(offset)) == count else { throw XClientError("short read of \(path)") }
+        return bytes
+    }
+}
+
 private func makeCapture(
     _ server: XvfbServer,
     _ target: CaptureTarget = .screen,
@@ -274,6 +333,75 @@ struct X11CaptureTests {
         grab = try capture.grab(at: 5_000_000)
         #expect(grab.changed.rects.count == 2)
         #expect(capture.statistics.framesGrabbed == 5)
+    }
+
+    @Test(
+        "the returned picture is the reference: a whole repaint, partial damage, a change DAMAGE missed",
+        arguments: [true, false]
+    )
+    func referenceIsThePicture(sharedMemory: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let server = try XvfbServer(width: 640, height: 480, extraArguments: ["-fbdir", directory.path])
+        let screen = try Framebuffer(directory: directory.path, width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#202020"])
+        let client = try XClient(display: server.display)
+        let capture = try makeCapture(server, shm: sharedMemory)
+        var time: UInt64 = 0
+        func nextGrab() throws -> ScreenGrab {
+            time += 33_000_000
+            return try capture.grab(at: time)
+        }
+        var grab = try nextGrab()
+        #expect(try screen.firstDifference(grab.picture) == nil)
+
+        // The whole screen repainted: every block compared and changed (the buffers swap).
+        try client.fillRoot((0, 0, 640, 480), color: 0x3060C0)
+        grab = try nextGrab()
+        #expect(grab.changed.fraction == 1 && grab.changed.bounds == PixelRect(x: 0, y: 0, width: 640, height: 480))
+        #expect(try screen.firstDifference(grab.picture) == nil)
+
+        // Repainted whole again with one new square: every block compared, one changed.
+        try client.fillRoot((0, 0, 640, 480), color: 0x3060C0)
+        try client.fillRoot((200, 200, 20, 20), color: 0xFFFF00)
+        grab = try nextGrab()
+        #expect(grab.changed.rects == [PixelRect(x: 192, y: 192, width: 32, height: 32)])
+        #expect(try screen.firstDifference(grab.picture) == nil)
+
+        // Partial damage, and a change beside it that DAMAGE never hears of: the damaged square
+        // is copied into the reference; the hidden one is in the picture only once the stripe
+        // (1/8 of the block rows a grab) has found it, and the picture never shows it unreported.
+        let hidden = PixelRect(x: 520, y: 100, width: 8, height: 8)
+        try screen.fill(hidden, color: 0x00FF00)
+        try client.fillRoot((100, 400, 10, 10), color: 0xFF0000)
+        grab = try nextGrab()
+        #expect(rgb(grab.picture, 105, 405) == 0xFF0000)
+        #expect(grab.changed.rects.contains(PixelRect(x: 96, y: 384, width: 32, height: 32)))
+        let hiddenBlock = PixelRect(x: 512, y: 96, width: 32, height: 32)
+        var found = grab.changed.rects.contains(hiddenBlock)
+        #expect(rgb(grab.picture, 524, 104) == (found ? 0x00FF00 : 0x3060C0))
+        var grabs = 1
+        // The stripe visits one block row in eight each grab.
+        while !found && grabs < 8 {
+            grab = try nextGrab()
+            grabs += 1
+            found = !grab.changed.isEmpty
+            #expect(found ? grab.changed.rects == [hiddenBlock] : true)
+            #expect(rgb(grab.picture, 524, 104) == (found ? 0x00FF00 : 0x3060C0))
+        }
+        #expect(found, "the stripe finds a hidden change within eight grabs")
+        #expect(try screen.firstDifference(grab.picture) == nil)
+        #expect(capture.statistics.changesMissedByDamage == 0)
+        // The next grab's damage does not cover it either: a miss, and everything is compared for 2 s.
+        grab = try nextGrab()
+        #expect(grab.changed.isEmpty)
+        #expect(capture.statistics.changesMissedByDamage == 1)
+        let quiet = capture.statistics.quietGrabs
+        try screen.fill(PixelRect(x: 10, y: 10, width: 4, height: 4), color: 0xFFFFFF)
+        grab = try nextGrab()
+        #expect(capture.statistics.quietGrabs == quiet)
+        #expect(grab.changed.rects == [PixelRect(x: 0, y: 0, width: 32, height: 32)])
+        #expect(try screen.firstDifference(grab.picture) == nil)
+        #expect(capture.statistics.framesGrabbed == 5 + grabs)
     }
 
     @Test("a still screen is read a stripe at a time; a change, a pointer move or a new size reads it whole")
