@@ -34,6 +34,9 @@ final class BlockDiffer {
     /// does not cover them either. DAMAGE is read just before the picture, so a change painted in
     /// between is in the picture but reported with the next damage, not missed.
     private var suspects: [Int] = []
+    /// Whether the last comparison's stripe found changes damage did not report: the next grab
+    /// must compare, to tell a miss from damage that came late.
+    var hasSuspects: Bool { !suspects.isEmpty }
     /// Scratch for merging runs of changed blocks into rectangles, kept between grabs.
     private var rects: [PixelRect] = []
     private var openRuns: [(start: Int, end: Int, rect: Int)] = []

@@ -53,9 +53,11 @@ public struct CaptureStatistics: Sendable {
     /// on the X server (which copies the picture into a segment on its own CPU).
     public var totalGrabCPUNanoseconds: UInt64 = 0
     public var lastChangedFraction = 0.0
-    /// Grabs that read only the comparison's stripe: DAMAGE reported nothing, the pointer and
-    /// the area stayed, and damage missed nothing in the last 2 s.
+    /// Quiet grabs: DAMAGE reported nothing, the pointer and the area stayed, and damage missed
+    /// nothing in the last 2 s. They read only the comparison's stripe, or nothing at all.
     public var quietGrabs = 0
+    /// Of them, those that read the stripe (one in `X11Capture.stripeEvery`).
+    public var stripeReads = 0
 
     public init() {}
 }
@@ -124,6 +126,8 @@ public final class X11Capture {
 
     // Pixels: made at the start with SHM, at the first grab without.
     private var buffers: PictureBuffers?
+    /// Quiet grabs in a row (`stripeEvery`).
+    private var quietStreak = 0
     private var bandCookies: [xcb_get_image_cookie_t] = []
     private var stripeCookies: [xcb_shm_get_image_cookie_t] = []
 
@@ -604,21 +608,81 @@ public final class X11Capture {
         }
         let region = regionCookie == nil ? nil : try connection.check(regionReply, regionError, "XFixesFetchRegion")
         let cursor = pointer.flatMap { sprite(at: $0.pointee, in: newArea) }
-        // Read into the scratch buffer; the reference still holds the last picture.
-        let fresh: BorrowedBGRXPicture
+        // Read into the scratch buffer; the reference still holds the last picture. A quiet
+        // grab reads only the stripe, and only one in `stripeEvery`: in between nothing is read
+        // or compared, and the reference is the picture.
+        let fresh: BorrowedBGRXPicture?
         if let region,
-            isQuiet(region: region, area: newArea, previousArea: previousArea, cursor: cursor, at: captureTime),
-            let stripe = try readStripe(newArea, captureTime: captureTime)
+            isQuiet(region: region, area: newArea, previousArea: previousArea, cursor: cursor, at: captureTime)
         {
-            fresh = stripe
+            quietStreak &+= 1
             statistics.quietGrabs += 1
+            if quietStreak % Self.stripeEvery != 0, !differ.hasSuspects {
+                fresh = nil
+            } else {
+                statistics.stripeReads += 1
+                // Without shared memory the stripe cannot be read on its own: everything then.
+                if let stripe = try readStripe(newArea, captureTime: captureTime) {
+                    fresh = stripe
+                } else {
+                    fresh = try readImage(newArea, captureTime: captureTime)
+                }
+            }
         } else {
+            quietStreak = 0
             fresh = try readImage(newArea, captureTime: captureTime)
         }
         guard var pair = buffers else { throw CaptureError(.x11, "no image buffers") }
 
         changed.removeAll()
-        if !hasGrabbed || sizeChanged {
+        if let fresh {
+            try compare(
+                fresh,
+                in: &pair,
+                damage: region,
+                area: newArea,
+                cursor: cursor,
+                resetting: !hasGrabbed || sizeChanged,
+                at: captureTime
+            )
+        }
+        buffers = pair
+        let picture = BorrowedBGRXPicture(
+            base: UnsafeRawPointer(pair.reference.address),
+            stride: newArea.width * 4,
+            width: newArea.width,
+            height: newArea.height,
+            captureTime: captureTime
+        )
+        lastCursor = cursor.map { ($0.rect, $0.serial) }
+        hasGrabbed = true
+
+        let elapsed = Self.now() &- started
+        statistics.framesGrabbed += 1
+        statistics.lastGrabNanoseconds = elapsed
+        statistics.totalGrabNanoseconds &+= elapsed
+        statistics.totalGrabCPUNanoseconds &+= Self.threadCPU() &- startedCPU
+        statistics.lastChangedFraction = changed.fraction
+        return ScreenGrab(picture: picture, cursor: cursor, changed: changed, sizeChanged: sizeChanged)
+    }
+
+    /// On a quiet screen one grab in this many reads the stripe: a change DAMAGE missed is found
+    /// within `BlockDiffer.stripeCount` × this many grabs (about a second at 30 fps), and a still
+    /// screen costs the X requests alone in between.
+    public static let stripeEvery = 4
+
+    /// Takes `fresh` (read into the scratch buffer): as the reference whole (`resetting`: a first
+    /// picture or a new size), or compared with it, the changed area filled.
+    private func compare(
+        _ fresh: BorrowedBGRXPicture,
+        in pair: inout PictureBuffers,
+        damage region: UnsafeMutablePointer<xcb_xfixes_fetch_region_reply_t>?,
+        area newArea: PixelRect,
+        cursor: CursorSprite?,
+        resetting: Bool,
+        at captureTime: UInt64
+    ) throws(CaptureError) {
+        if resetting {
             // A first picture or a new size: the fresh one becomes the reference as it is.
             differ.reset(width: fresh.width, height: fresh.height)
             changed = ChangedArea.whole(width: fresh.width, height: fresh.height)
@@ -634,24 +698,6 @@ public final class X11Capture {
             statistics.totalCompareNanoseconds &+= Self.now() &- compareStart
             addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
         }
-        buffers = pair
-        let picture = BorrowedBGRXPicture(
-            base: UnsafeRawPointer(pair.reference.address),
-            stride: fresh.stride,
-            width: fresh.width,
-            height: fresh.height,
-            captureTime: captureTime
-        )
-        lastCursor = cursor.map { ($0.rect, $0.serial) }
-        hasGrabbed = true
-
-        let elapsed = Self.now() &- started
-        statistics.framesGrabbed += 1
-        statistics.lastGrabNanoseconds = elapsed
-        statistics.totalGrabNanoseconds &+= elapsed
-        statistics.totalGrabCPUNanoseconds &+= Self.threadCPU() &- startedCPU
-        statistics.lastChangedFraction = changed.fraction
-        return ScreenGrab(picture: picture, cursor: cursor, changed: changed, sizeChanged: sizeChanged)
     }
 
     private static func threadCPU() -> UInt64 {
