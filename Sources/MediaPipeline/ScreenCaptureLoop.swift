@@ -256,7 +256,9 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             conversions: conversions,
             changedPercent: counters.lastChangedFraction * 100,
             damageEvents: counters.damageEvents,
-            changesMissedByDamage: counters.changesMissedByDamage
+            changesMissedByDamage: counters.changesMissedByDamage,
+            quietGrabs: counters.quietGrabs,
+            stripeReads: counters.stripeReads
         )
         control.statistics.withLock {
             $0.screen = summary

@@ -26,6 +26,10 @@ public struct ScreenCaptureStatistics: Sendable, Codable, Equatable {
     public var damageEvents: Int
     /// 32x32 blocks the comparison found changed outside what DAMAGE reported.
     public var changesMissedByDamage: Int
+    /// Grabs with nothing reported changed (`X11Capture`'s quiet grabs), and of them those that
+    /// read the comparison's stripe; the others read nothing.
+    public var quietGrabs = 0
+    public var stripeReads = 0
 
     /// "x11 :99 screen 1920x1080 shm 30.0/s grab 2.81 ms (cpu 0.60) convert 1.20 ms changed 2.3%".
     func statusText(grabRate: Double?) -> String {
