@@ -225,8 +225,8 @@ public final class VideoPath {
     /// cannot ask (an SDES destination) gets an intra-refresh wave every `--keyint` period while
     /// the screen changes, and at once when one on this machine starts listening after its
     /// packets were refused (`ListenerWatch`); a still screen is refreshed every
-    /// ``stillWaveInterval`` only for such receivers elsewhere, whose start nobody can see.
-    /// Without any, none.
+    /// ``stillWaveInterval`` only for such receivers elsewhere, whose start nobody can see; a
+    /// converging one waits. Without any, none.
     private func scheduleWave(at now: UInt64) {
         guard encoder.configuration.keyFrames == .onRequest, !encoder.isRefreshing else { return }
         let (cannotAsk, unwatched, starts) = control.sender.withLock {
@@ -235,8 +235,18 @@ public final class VideoPath {
         let started = starts != receiverStarts
         receiverStarts = starts
         let still = if case .still = cadence.state { true } else { false }
-        let periodic = now >= nextWave && (!still || unwatched)
-        guard cannotAsk, started || periodic else { return }
+        let moving = if case .changing = cadence.state { true } else { false }
+        // Never while converging: a wave's pictures start convergence over, and the next wave
+        // would come due before it ends.
+        let periodic = now >= nextWave && (moving || still && unwatched)
+        guard cannotAsk else { return }
+        if still, !unwatched, !started, nextWave != 0 {
+            // No period while still: the first wave after it comes a whole period into the
+            // change, so a single change (a page turned) costs none.
+            nextWave = now &+ waveInterval
+            return
+        }
+        guard started || periodic else { return }
         if nextWave != 0 || started {
             encoder.startRefreshWave()
             counts.refreshWaves += 1
