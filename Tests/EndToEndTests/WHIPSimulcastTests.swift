@@ -7,9 +7,8 @@ extension PublishEndToEndTests.WHIPJanusTests {
     /// three layers, highest first: `f` 640x360 at 30 fps, `q` 320x180 at 15 fps, `l` 640x360 at
     /// 5 fps (Janus's substreams 2, 1 and 0). aiortc viewers on Janus A pick a substream: two at
     /// once watch `f` and `l` at their layers' rates, and one on Janus B, through the cascade,
-    /// watches `l`; then, with 3 % of rtc-publish's sends to
-    /// Janus dropped, a third starts on `l` and moves to `f`, and every layer's losses are
-    /// repaired from that layer's own history.
+    /// watches `l`; then a third starts on `l`, 3 % of rtc-publish's sends to Janus are dropped,
+    /// and it moves to `f`; every layer's losses are repaired from that layer's own history.
     @Test func simulcastLayersReachJanusViewersAtTheirRatesAndEveryLayerIsRepaired() async throws {
         let room = try await Self.emptyRoom()
         let directory = try TemporaryDirectory()
@@ -32,11 +31,13 @@ extension PublishEndToEndTests.WHIPJanusTests {
             substream: 0,
             name: "janus_sub-b-l"
         )
-        try room.setLoss(percent: 3)
         let switching: JanusRoom.Summary
         let dropped: Int
         do {
-            switching = try await room.subscribe(
+            // The loss starts once the viewer is in (about 3 s): a first key frame of `l` that
+            // lost a packet for good (its resend dropped too) leaves aiortc waiting 128 packets,
+            // 25 s at 5 fps, on the hole. The switch at 5 s and everything after are under loss.
+            async let switchingRun = room.subscribe(
                 on: .a,
                 seconds: 12,
                 waitPublisher: 5,
@@ -44,6 +45,9 @@ extension PublishEndToEndTests.WHIPJanusTests {
                 switchSubstream: (to: 2, at: 5),
                 name: "janus_sub-switch"
             )
+            try await Task.sleep(for: .seconds(3))
+            try room.setLoss(percent: 3)
+            switching = try await switchingRun
             // `l` makes 5 sends a second: 3 % of them is one every 7 s. The loss stays on long
             // enough (about 150 sends of `l` in all) that every layer loses some.
             try await Task.sleep(for: .seconds(16))

@@ -92,8 +92,9 @@ struct IngestSession: Sendable {
         }
         state.count { $0.rejectedConnections += 1 }
         log.warning("ingest connection refused", metadata: ["reason": "\(refusal)"])
+        // The slot first: a client that reads the end and connects again must find it free.
+        state.release(id)
         await sendEnd(refusal.reason, refusal.message, outbound, channel)
-        // The slot is released by the caller right after this returns, before the linger.
     }
 
     private func accept(
@@ -120,6 +121,8 @@ struct IngestSession: Sendable {
             log.info("capture ended the session", metadata: ["reason": "\(ending)"])
             await queue.push(.ended(ending))
         case .endedByHost(let ending):
+            // The slot first: a client that reads the end and connects again must find it free.
+            state.release(id)
             await sendEnd(ending.reason, ending.message, outbound, channel)
             if ending.reason == .requestedByHost || ending.reason == .hostShutdown {
                 log.info("capture session ended by the host", metadata: ["reason": "\(ending)"])
