@@ -38,7 +38,7 @@ struct LayerProbe {
     }
 
     /// How long the padding is sent: at 1.6 times a link's rate, half a second builds 300 ms of
-    /// queue (a clear signal) and about 20 kB, which a bottleneck queue of a few hundred
+    /// queue (a clear signal) and about 15 kB, which a bottleneck queue of a few hundred
     /// milliseconds holds without loss.
     static let duration: UInt64 = 500_000_000
     /// The queueing delay a passed probe may show: one of 60 ms after half a second of padding at
