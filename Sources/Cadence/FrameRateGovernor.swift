@@ -31,13 +31,14 @@ public struct FrameRateGovernor: Sendable {
             self.largestDivisor = largestDivisor
         }
 
-        /// nil for `motion`. `detail` uses the H.264 thresholds libwebrtc's quality scaler acts
-        /// on (37 and 24), down to 5 fps; `text` holds QP 30, where glyph edges stay clean, down
-        /// to 3 fps.
+        /// nil for `motion`. `detail` steps down over the H.264 QP libwebrtc's quality scaler
+        /// acts on (37), down to 5 fps, and up under 28: its pictures never go under its converged
+        /// QP 24 (`FrameCadence.Configuration.forHint`), which libwebrtc's 24 would need. `text`
+        /// holds QP 30, where glyph edges stay clean, down to 3 fps.
         public static func forHint(_ hint: Hint) -> Configuration? {
             switch hint {
             case .motion: nil
-            case .detail: Configuration(highQP: 37, lowQP: 24, largestDivisor: 6)
+            case .detail: Configuration(highQP: 37, lowQP: 28, largestDivisor: 6)
             case .text: Configuration(highQP: 30, lowQP: 20, largestDivisor: 10)
             }
         }

@@ -239,15 +239,18 @@ public final class IngestLoop: MediaThread, @unchecked Sendable {
         let encoder: H264Encoder
         do {
             encoder = try H264Encoder(
-                H264Encoder.Configuration(
-                    width: size.width,
-                    height: size.height,
-                    frameRate: options.frameRate,
-                    bitrateKbps: currentBitrateKbps,
-                    keyFrameInterval: options.keyFrameInterval,
-                    keyFrames: .onRequest,
-                    preset: options.preset,
-                    threads: options.encoderThreads
+                options.coding(
+                    H264Encoder.Configuration(
+                        width: size.width,
+                        height: size.height,
+                        frameRate: options.frameRate,
+                        bitrateKbps: currentBitrateKbps,
+                        keyFrameInterval: options.keyFrameInterval,
+                        keyFrames: .onRequest,
+                        preset: options.preset,
+                        threads: options.encoderThreads
+                    ),
+                    capturedScreen: true
                 )
             )
         } catch {

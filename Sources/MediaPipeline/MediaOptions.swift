@@ -50,6 +50,16 @@ public struct MediaOptions: Sendable {
         contentHint ?? (capturedScreen ? .detail : .motion)
     }
 
+    /// x264's settings for what the hint says the pictures are (Docs/cadence.md): `detail` and
+    /// `text` are screen content, whose finest QP is the hint's converged QP.
+    public func coding(_ configuration: H264Encoder.Configuration, capturedScreen: Bool) -> H264Encoder.Configuration {
+        var configuration = configuration
+        let hint = contentHint(capturedScreen: capturedScreen)
+        configuration.screenContent = hint != .motion
+        configuration.finestQP = FrameCadence.Configuration.forHint(hint).convergedQP
+        return configuration
+    }
+
     /// Whether the stream has an audio track.
     public var hasAudio: Bool { audioFromCapture || audio != .none || systemAudio != nil }
 

@@ -97,16 +97,18 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             )
         }
         return try H264Encoder(
-            H264Encoder.Configuration(
-                width: fitted.width,
-                height: fitted.height,
-                frameRate: options.frameRate,
-                bitrateKbps: bitrateKbps,
-                keyFrameInterval: options.keyFrameInterval,
-                keyFrames: .onRequest,
-                preset: options.preset,
-                threads: options.encoderThreads,
-                screenContent: true
+            options.coding(
+                H264Encoder.Configuration(
+                    width: fitted.width,
+                    height: fitted.height,
+                    frameRate: options.frameRate,
+                    bitrateKbps: bitrateKbps,
+                    keyFrameInterval: options.keyFrameInterval,
+                    keyFrames: .onRequest,
+                    preset: options.preset,
+                    threads: options.encoderThreads
+                ),
+                capturedScreen: true
             )
         )
     }

@@ -49,12 +49,14 @@ public final class VideoPath {
     init(
         encoder: H264Encoder,
         control: MediaControl,
-        cadence: FrameCadence.Configuration = .init(),
+        cadence: FrameCadence.Configuration? = nil,
         contentHint: FrameRateGovernor.Hint = .motion,
         simulcast: [SimulcastEncoding]? = nil
     ) {
         self.encoder = encoder
         self.control = control
+        // Each hint converges at its own QP unless a test sets the cadence.
+        let cadence = cadence ?? .forHint(contentHint)
         self.cadence = FrameCadence(cadence)
         self.governor = FrameRateGovernor(hint: contentHint, frameRate: encoder.configuration.frameRate)
         self.targetKbps = encoder.bitrateKbps

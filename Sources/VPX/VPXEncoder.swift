@@ -161,7 +161,7 @@ public final class VPXEncoder {
     /// on noise at 250 kbit/s); fewer frames is then the cadence's answer.
     public static let quantizerRange = 2...56
     /// The finest quantizer for screen content, the counterpart of x264's `qp_min` 12
-    /// (`H264Encoder.screenContentMinimumQP`): on a 720p terminal screen still for two seconds at
+    /// (`H264Encoder.Configuration.finestQP`): on a 720p terminal screen still for two seconds at
     /// 1800 kbit/s, VP8 with a floor of 8 reached 58.9 dB luma PSNR and VP9 57.9 dB where x264's
     /// floor of 12 reached 58.1 dB; lower floors cost VP8 17–38 % more bytes for no gain
     /// (58.8 dB at 4 and 2) and VP9 9–22 % more for 2–6 dB that text does not need

@@ -29,7 +29,7 @@ struct CodecGroupCadenceTests {
             configuration.videoCodec = .vp8
             return try MediaSender(configuration: configuration, origin: start)
         }
-        try group.sender.withLock {
+        _ = try group.sender.withLock {
             try $0.addDestination(
                 id: "vp8-viewer",
                 address: address,

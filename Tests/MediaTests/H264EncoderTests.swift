@@ -120,6 +120,35 @@ extension Array where Element == UInt8 {
         #expect(repeated.data.count < 100, "an idle repeat of \(repeated.data.count) bytes")
     }
 
+    /// Screen content's floor is the configuration's `finestQP` (the content hint's converged
+    /// QP): refreshes of a still picture with bits to spare stop at it and never go under it,
+    /// and a finer floor lets them go finer.
+    @Test(arguments: [12, 24])
+    func screenContentStopsAtItsFinestQP(finest: Int) throws {
+        let config = H264Encoder.Configuration(
+            width: 640,
+            height: 360,
+            bitrateKbps: 5000,
+            preset: "veryfast",
+            screenContent: true,
+            finestQP: finest
+        )
+        let source = try SyntheticScreenSource(width: 640, height: 360)
+        let encoder = try H264Encoder(config)
+        let picture = source.videoFrame(index: 0, captureTime: 0)
+        var quantizers: [Int] = []
+        for i in 0..<30 {
+            var frame = picture
+            frame.captureTime = UInt64(i) * 33_333_333
+            quantizers.append(try #require(try encoder.encode(frame)?.quantizer))
+        }
+        #expect(quantizers.allSatisfy { $0 >= finest }, "\(quantizers)")
+        #expect(quantizers.suffix(10).allSatisfy { $0 == finest }, "refreshes reach the floor: \(quantizers)")
+        #expect(throws: MediaError.self) {
+            try H264Encoder(.init(width: 640, height: 360, screenContent: true, finestQP: 52))
+        }
+    }
+
     @Test func rejectsBadSettingsAndMismatchedFrames() throws {
         #expect { try H264Encoder(.init(width: 641, height: 360)) } throws: {
             ($0 as? MediaError)?.message == "encoder size 641x360 must be even for 4:2:0"

@@ -53,8 +53,14 @@ public final class H264Encoder {
         /// Screen content (text, UI): no adaptive quantization and no psychovisual tuning. Both
         /// are made for camera video: variance AQ raises the QP of exactly the busy blocks text
         /// is made of, and psy-rd trades fidelity for grain; on a still screen they cap how sharp
-        /// refreshes can make it (Docs/cadence.md). And a QP floor (`screenContentMinimumQP`).
+        /// refreshes can make it (Docs/cadence.md). And a QP floor, `finestQP`.
         public var screenContent: Bool
+        /// The finest QP x264 may pick for screen content: the cadence's converged QP
+        /// (`FrameCadence.Configuration.forHint`). With bits to spare x264 otherwise goes down to
+        /// QP 0–4 on a few typed characters or a scrolled line (measured: mean QP 0.4 while
+        /// typing), near-lossless text that costs several times what QP 12 does and looks the
+        /// same.
+        public var finestQP: Int
 
         public init(
             width: Int = 1280,
@@ -67,7 +73,8 @@ public final class H264Encoder {
             preset: String = "veryfast",
             profile: Profile = .baseline,
             threads: Int = 1,
-            screenContent: Bool = false
+            screenContent: Bool = false,
+            finestQP: Int = 12
         ) {
             self.width = width
             self.height = height
@@ -80,6 +87,7 @@ public final class H264Encoder {
             self.profile = profile
             self.threads = threads
             self.screenContent = screenContent
+            self.finestQP = finestQP
         }
 
         public static let presets = [
@@ -113,15 +121,13 @@ public final class H264Encoder {
             guard (1...16).contains(threads) else {
                 throw MediaError(.invalidSetting, "encoder threads \(threads) is outside 1...16")
             }
+            guard (0...51).contains(finestQP) else {
+                throw MediaError(.invalidSetting, "finest QP \(finestQP) is outside 0...51")
+            }
         }
     }
 
     public let configuration: Configuration
-    /// The finest QP x264 may pick for screen content: the cadence's converged QP
-    /// (`FrameCadence.Configuration.convergedQP`). With bits to spare x264 otherwise goes down to
-    /// QP 0–4 on a few typed characters or a scrolled line (measured: mean QP 0.4 while typing),
-    /// near-lossless text that costs several times what QP 12 does and looks the same.
-    public static let screenContentMinimumQP = 12
     private let handle: OpaquePointer
     private var forceKeyFrame = false
     /// A wave was asked for and has not started yet (x264 starts it at the next P picture).
@@ -174,7 +180,7 @@ public final class H264Encoder {
         if configuration.screenContent {
             param.rc.i_aq_mode = X264_AQ_NONE
             param.analyse.b_psy = 0
-            param.rc.i_qp_min = Int32(Self.screenContentMinimumQP)
+            param.rc.i_qp_min = Int32(configuration.finestQP)
         }
         // Video range BT.601, as the converter produces; say so in the VUI.
         param.vui.b_fullrange = 0

@@ -118,12 +118,15 @@ public final class PublishSession: @unchecked Sendable {
                     loop: options.loop
                 )
                 let encoder = try H264Encoder(
-                    video.encoderConfiguration(
-                        bitrateKbps: options.videoBitrateKbps,
-                        keyFrameInterval: options.keyFrameInterval,
-                        keyFrames: .onRequest,
-                        preset: options.preset,
-                        threads: options.encoderThreads
+                    options.media.coding(
+                        video.encoderConfiguration(
+                            bitrateKbps: options.videoBitrateKbps,
+                            keyFrameInterval: options.keyFrameInterval,
+                            keyFrames: .onRequest,
+                            preset: options.preset,
+                            threads: options.encoderThreads
+                        ),
+                        capturedScreen: false
                     )
                 )
                 opened = (video, encoder)
