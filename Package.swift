@@ -75,6 +75,8 @@ let package = Package(
 
         // libvpx 1.12: the VP8 and VP9 encoders (and, for the tests, decoders).
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"])]),
+        // Linux process calls Swift cannot make itself (prctl is variadic): header only.
+        .systemLibrary(name: "CLinux"),
 
         // Raw frames and PCM in, H.264 access units and Opus packets out. Depends only on C bindings.
         .target(
@@ -148,7 +150,7 @@ let package = Package(
         // Threads, locks and process settings the publisher's parts share: a condition lock and
         // `Locked`, blocking on async work from a thread, the media threads' runner, glibc's
         // picture mappings, decimal formatting without Foundation. Depends on nothing.
-        .target(name: "ProcessSupport"),
+        .target(name: "ProcessSupport", dependencies: ["CLinux"]),
 
         // When a captured picture is encoded: change-driven encoding, refreshes until the quality
         // converges, idle repeats on a still screen (Docs/cadence.md). No dependencies.

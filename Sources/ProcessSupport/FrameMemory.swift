@@ -1,3 +1,5 @@
+import CLinux
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -31,6 +33,17 @@ public enum FrameMemory {
         #else
             return false
         #endif
+    }
+
+    /// Turns transparent huge pages off for this process (`PR_SET_THP_DISABLE`); true when it
+    /// took effect. With THP set to `always` (as on the machines the benchmarks ran on), the kernel
+    /// backs any touched 2 MB-aligned stretch of anonymous memory with one huge page: x264's
+    /// frame buffers and the heap arenas were six of them, 12 MB resident where the pages used
+    /// were fewer. The paced 720p benchmark job peaked at 38.1 MB with them and 34.0 MB without
+    /// (Docs/benchmarks.md, "Memory").
+    @discardableResult
+    public static func avoidHugePages() -> Bool {
+        rtc_disable_transparent_huge_pages() == 0
     }
 
     /// Gives the free memory of every malloc arena back to the system (`malloc_trim(0)`, glibc's,

@@ -38,6 +38,7 @@ struct RTCPublish: ParsableCommand {
         do {
             let options = try arguments.publishOptions()
             FrameMemory.keepLargeBuffersMapped()
+            FrameMemory.avoidHugePages()
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = .warning
