@@ -260,7 +260,7 @@ let package = Package(
         .executableTarget(
             name: "rtc-capture",
             dependencies: [
-                "Capture", "SystemAudio", "Ingest", "Media",
+                "Capture", "SystemAudio", "Ingest", "Media", "ProcessSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

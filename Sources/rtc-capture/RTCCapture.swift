@@ -4,6 +4,7 @@ import Dispatch
 import Ingest
 import Logging
 import Media
+import ProcessSupport
 import Synchronization
 import SystemAudio
 
@@ -65,6 +66,8 @@ struct RTCCapture: AsyncParsableCommand {
     func capture() async {
         guard (1...60).contains(fps) else { Self.fail("--fps \(fps) is outside 1...60", status: 2) }
         if let duration, !(duration > 0) { Self.fail("--duration must be positive", status: 2) }
+        // The grab and the reference are 8 MB each at 1080p: only the pages touched stay resident.
+        FrameMemory.avoidHugePages()
         let address: IngestAddress
         let grabber: X11Capture
         do {
