@@ -44,17 +44,33 @@ struct SendSideBandwidthEstimatorTests {
                 }
                 let arrived = sent.filter { $0.arrivalUs <= feedbackUs }
                 sent.removeAll { $0.arrivalUs <= feedbackUs }
-                guard !arrived.isEmpty else { continue }
-                let feedback = try RTCPTransportFeedback(
-                    senderSSRC: 1,
-                    mediaSSRC: 2,
-                    feedbackPacketCount: feedbackCount,
-                    packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
+                try SendSideBandwidthEstimatorTests.report(
+                    arrived.map { ($0.number, $0.arrivalUs) },
+                    count: &feedbackCount,
+                    to: congestion,
+                    atUs: feedbackUs
                 )
-                feedbackCount &+= 1
-                congestion.receive(feedback, roundTripUs: 40_000, at: UInt64(feedbackUs + 20_000) * 1000)
             }
         }
+    }
+
+    /// One transport-wide feedback message of what `arrived` (number, arrival µs) by `atUs`, which
+    /// reaches the sender 20 ms later with a 40 ms round trip; nothing when nothing arrived.
+    static func report(
+        _ arrived: [(number: UInt16, arrivalUs: Int64)],
+        count: inout UInt8,
+        to congestion: SendSideBandwidthEstimator,
+        atUs: Int64
+    ) throws {
+        guard !arrived.isEmpty else { return }
+        let feedback = try RTCPTransportFeedback(
+            senderSSRC: 1,
+            mediaSSRC: 2,
+            feedbackPacketCount: count,
+            packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
+        )
+        count &+= 1
+        congestion.receive(feedback, roundTripUs: 40_000, at: UInt64(atUs + 20_000) * 1000)
     }
 
     @Test("bursts while the path has room; spread, and probes at twice the capacity, once a 30 ms queue stood")
@@ -178,16 +194,12 @@ struct SendSideBandwidthEstimatorTests {
             while nextFeedbackUs <= nowUs {
                 let arrived = inFlight.filter { $0.arrivalUs <= nextFeedbackUs }
                 inFlight.removeAll { $0.arrivalUs <= nextFeedbackUs }
-                if !arrived.isEmpty {
-                    let feedback = try RTCPTransportFeedback(
-                        senderSSRC: 1,
-                        mediaSSRC: 2,
-                        feedbackPacketCount: feedbackCount,
-                        packets: arrived.map { .init(sequenceNumber: $0.number, arrivalTime: 5_000_000 + $0.arrivalUs) }
-                    )
-                    feedbackCount &+= 1
-                    congestion.receive(feedback, roundTripUs: 40_000, at: UInt64(nextFeedbackUs + 20_000) * 1000)
-                }
+                try SendSideBandwidthEstimatorTests.report(
+                    arrived,
+                    count: &feedbackCount,
+                    to: congestion,
+                    atUs: nextFeedbackUs
+                )
                 nextFeedbackUs += 50_000
             }
         }

@@ -127,17 +127,13 @@ import Transport
     }
 
     /// A viewer without transport-wide feedback: it reports only loss (aiortc).
+    /// A loss-only viewer: RTX and key-frame requests, no transport-wide numbers.
     static func add(_ receiver: Receiver, to sender: MediaSender) throws {
-        try sender.addDestination(
+        try SimulcastSendTests.add(
+            receiver,
             id: "viewer",
-            keys: receiver.keys,
-            feedbackKeys: receiver.feedbackKeys,
-            sink: receiver.sink,
-            remote: try UDPAddress(host: "127.0.0.1", port: 50_000),
-            inbox: receiver.inbox,
-            owner: nil,
-            audio: false,
-            options: DestinationOptions(retransmission: .rtx, asksForKeyFrames: true, layers: .adaptive)
+            options: DestinationOptions(retransmission: .rtx, asksForKeyFrames: true, layers: .adaptive),
+            to: sender
         )
     }
 

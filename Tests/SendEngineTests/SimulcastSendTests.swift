@@ -46,7 +46,22 @@ import Transport
         return try MediaSender(configuration: configuration, origin: 1_000_000_000)
     }
 
+    /// A destination with RTX, transport-wide numbers and key-frame requests, of `layers`.
     static func add(_ receiver: Receiver, id: String, layers: DestinationLayers, to sender: MediaSender) throws {
+        try add(
+            receiver,
+            id: id,
+            options: DestinationOptions(
+                retransmission: .rtx,
+                transportWideSequenceNumberID: SendSideBandwidthEstimator.templateID,
+                asksForKeyFrames: true,
+                layers: layers
+            ),
+            to: sender
+        )
+    }
+
+    static func add(_ receiver: Receiver, id: String, options: DestinationOptions, to sender: MediaSender) throws {
         try sender.addDestination(
             id: id,
             keys: receiver.keys,
@@ -56,12 +71,7 @@ import Transport
             inbox: receiver.inbox,
             owner: nil,
             audio: false,
-            options: DestinationOptions(
-                retransmission: .rtx,
-                transportWideSequenceNumberID: SendSideBandwidthEstimator.templateID,
-                asksForKeyFrames: true,
-                layers: layers
-            )
+            options: options
         )
     }
 
