@@ -9,30 +9,43 @@ extension PublishEndToEndTests {
     /// preview's SDP 4 s into the stream, long after the one IDR, must show the screen once a
     /// wave has crossed it (40 pictures at 640 wide, within one period plus one wave), and every
     /// picture after that whole and in order.
-    @Test func aPreviewPlayerStartedLateShowsTheScreenAfterOneWave() throws {
-        let directory = try TemporaryDirectory()
-        let ports = try LoopbackUDPSocket.freePortPairs(2)
+    /// rtc-publish to its preview on `port` (no room, stats in stats.jsonl), then, once it wrote
+    /// `uid`.sdp and `seconds` status lines, a stock ffmpeg on that SDP, listening.
+    static func previewPlayer(
+        uid: String,
+        arguments: [String],
+        port: UInt16,
+        after seconds: Int,
+        directory: TemporaryDirectory
+    ) throws -> (BackgroundProcess, Receiver) {
         let publish = try BackgroundProcess(
             try builtProgram("rtc-publish"),
             [
-                "--room", "r", "--uid", "late", "--no-signal", "--size", "\(Self.width)x\(Self.height)",
-                "--preview", "127.0.0.1:\(ports[0])", "--duration", "12", "--stats-json", "stats.jsonl",
-            ],
+                "--room", "r", "--uid", uid, "--no-signal", "--size", "\(width)x\(height)",
+                "--preview", "127.0.0.1:\(port)", "--stats-json", "stats.jsonl",
+            ] + arguments,
             directory: directory
         )
-        let sdp = directory.path + "/late.sdp"
-        try publish.waitUntil(deadlineSeconds: 20, "late.sdp written") { FileManager.default.fileExists(atPath: sdp) }
-        try publish.waitUntil(deadlineSeconds: 20, "4 s of stream") {
-            publish.output.split(separator: "\n").filter { $0.contains("fps in") }.count >= 4
+        let sdp = directory.path + "/\(uid).sdp"
+        try publish.waitUntil(deadlineSeconds: 20, "\(uid).sdp written") { FileManager.default.fileExists(atPath: sdp) }
+        try publish.waitUntil(deadlineSeconds: 20, "\(seconds) s of stream") {
+            publish.output.split(separator: "\n").filter { $0.contains("fps in") }.count >= seconds
         }
-        let receiver = try Receiver(
-            sdp: sdp,
-            width: Self.width,
-            height: Self.height,
-            directory: directory,
-            name: "late"
+        let receiver = try Receiver(sdp: sdp, width: width, height: height, directory: directory, name: uid)
+        _ = try receiver.listens(on: Int(port), within: 5)
+        return (publish, receiver)
+    }
+
+    @Test func aPreviewPlayerStartedLateShowsTheScreenAfterOneWave() throws {
+        let directory = try TemporaryDirectory()
+        let ports = try LoopbackUDPSocket.freePortPairs(2)
+        let (publish, receiver) = try Self.previewPlayer(
+            uid: "late",
+            arguments: ["--duration", "12"],
+            port: ports[0],
+            after: 4,
+            directory: directory
         )
-        _ = try receiver.listens(on: Int(ports[0]), within: 5)
         let listening = Date()
         #expect(publish.waitForExit(deadlineSeconds: 30) && publish.exitStatus == 0, "\(publish.output)")
         #expect(try receiver.ffmpeg.waitForExit(deadlineSeconds: 20), "\(receiver.ffmpeg.standardError)")
@@ -83,29 +96,14 @@ extension PublishEndToEndTests {
 
         let ports = try LoopbackUDPSocket.freePortPairs(2)
         let started = Date()
-        let publish = try BackgroundProcess(
-            try builtProgram("rtc-publish"),
-            [
-                "--room", "r", "--uid", "still", "--no-signal", "--video", "still.y4m", "--loop", "--size",
-                "\(Self.width)x\(Self.height)", "--preview", "127.0.0.1:\(ports[0])", "--duration", "24",
-                "--stats-json", "stats.jsonl",
-            ],
+        // Still for a few seconds before anyone listens.
+        let (publish, receiver) = try Self.previewPlayer(
+            uid: "still",
+            arguments: ["--video", "still.y4m", "--loop", "--duration", "24"],
+            port: ports[0],
+            after: 5,
             directory: directory
         )
-        let sdp = directory.path + "/still.sdp"
-        try publish.waitUntil(deadlineSeconds: 20, "still.sdp written") { FileManager.default.fileExists(atPath: sdp) }
-        // Still for a few seconds before anyone listens.
-        try publish.waitUntil(deadlineSeconds: 20, "5 s of stream") {
-            publish.output.split(separator: "\n").filter { $0.contains("fps in") }.count >= 5
-        }
-        let receiver = try Receiver(
-            sdp: sdp,
-            width: Self.width,
-            height: Self.height,
-            directory: directory,
-            name: "still"
-        )
-        _ = try receiver.listens(on: Int(ports[0]), within: 5)
         let listening = Date().timeIntervalSince(started)
         #expect(publish.waitForExit(deadlineSeconds: 40) && publish.exitStatus == 0, "\(publish.output)")
         #expect(try receiver.ffmpeg.waitForExit(deadlineSeconds: 20), "\(receiver.ffmpeg.standardError)")
