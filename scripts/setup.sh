@@ -8,6 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   pkg-config
+  libc6-dev        # C and kernel headers: the Swift toolchain's Glibc module, and prctl for Sources/CLinux
   libx264-dev      # H.264 encoder (GPL-2.0-or-later)
   libvpx-dev       # VP8 and VP9 encoders for viewers without H.264 (the tests decode with it too)
   libopus-dev      # Opus encoder/decoder
