@@ -96,6 +96,15 @@ extension Array where Element == UInt8 {
         #expect(throws: MediaError.self) { try encoder.setBitrate(kbps: 0) }
     }
 
+    /// The frame QPs of `picture` encoded `times` times, 33 ms apart: the first, then refreshes.
+    static func quantizers(encoding picture: VideoFrame, times: Int, with encoder: H264Encoder) throws -> [Int] {
+        try (0..<times).map { index in
+            var frame = picture
+            frame.captureTime = UInt64(index) * 33_333_333
+            return try #require(try encoder.encode(frame)?.quantizer)
+        }
+    }
+
     /// What a still screen's cadence relies on: each unit reports its QP, refreshes of the same
     /// picture let the rate control lower it, and a repeat forced to QP 51 is a few bytes.
     @Test func quantizerIsReportedAndAForcedRepeatIsTiny() throws {
@@ -103,13 +112,7 @@ extension Array where Element == UInt8 {
         let source = try SyntheticScreenSource(width: 640, height: 360)
         let encoder = try H264Encoder(config)
         let picture = source.videoFrame(index: 0, captureTime: 0)
-        var quantizers: [Int] = []
-        for i in 0..<20 {
-            var frame = picture
-            frame.captureTime = UInt64(i) * 33_333_333
-            let unit = try #require(try encoder.encode(frame))
-            quantizers.append(try #require(unit.quantizer))
-        }
+        let quantizers = try Self.quantizers(encoding: picture, times: 20, with: encoder)
         #expect(quantizers.allSatisfy { (0...51).contains($0) }, "\(quantizers)")
         #expect(quantizers.last ?? 51 < quantizers.first ?? 0, "refreshes sharpen: \(quantizers)")
         var frame = picture
@@ -135,13 +138,11 @@ extension Array where Element == UInt8 {
         )
         let source = try SyntheticScreenSource(width: 640, height: 360)
         let encoder = try H264Encoder(config)
-        let picture = source.videoFrame(index: 0, captureTime: 0)
-        var quantizers: [Int] = []
-        for i in 0..<30 {
-            var frame = picture
-            frame.captureTime = UInt64(i) * 33_333_333
-            quantizers.append(try #require(try encoder.encode(frame)?.quantizer))
-        }
+        let quantizers = try Self.quantizers(
+            encoding: source.videoFrame(index: 0, captureTime: 0),
+            times: 30,
+            with: encoder
+        )
         #expect(quantizers.allSatisfy { $0 >= finest }, "\(quantizers)")
         #expect(quantizers.suffix(10).allSatisfy { $0 == finest }, "refreshes reach the floor: \(quantizers)")
         #expect(throws: MediaError.self) {
