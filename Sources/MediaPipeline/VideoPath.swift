@@ -60,6 +60,7 @@ public final class VideoPath {
         self.cadence = FrameCadence(cadence)
         self.governor = FrameRateGovernor(hint: contentHint, frameRate: encoder.configuration.frameRate)
         self.targetKbps = encoder.bitrateKbps
+        self.ceilingKbps = control.sender.withLock { $0.configuration.feedback.bitrate.maximum } / 1000
         self.groupEncoders = GroupEncoders(
             control: control,
             frameRate: encoder.configuration.frameRate,
@@ -75,6 +76,11 @@ public final class VideoPath {
 
     /// The most layer 0 is given, kbit/s (`--simulcast-layers`' first KBPS); nil: no limit.
     private let topLayerCeilingKbps: Int?
+    /// The most the receivers' feedback can allow, kbit/s (the bitrate policy's maximum).
+    private let ceilingKbps: Int
+    /// A receiver's path allows less than `ceilingKbps`: x264 gets its shorter VBV buffer
+    /// (`H264Encoder.Configuration.pathLimitedVBVBufferMs`).
+    private var pathLimited = false
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
     /// and its own SPS/PPS); the RTP streams and their clocks are the control's, so they go on.
@@ -83,7 +89,7 @@ public final class VideoPath {
         owesPicture = true
         groupEncoders.sizeChanged()
         layerEncoders.sizeChanged()
-        if governor.divisor > 1 { applyBitrate() }
+        if governor.divisor > 1 || pathLimited { applyBitrate() }
     }
 
     var width: Int { encoder.configuration.width }
@@ -303,6 +309,7 @@ public final class VideoPath {
     private func applyBitrateRequest() {
         guard let kbps = control.takeBitrateRequest() else { return }
         targetKbps = kbps
+        pathLimited = kbps < ceilingKbps
         applyBitrate()
     }
 
@@ -313,7 +320,7 @@ public final class VideoPath {
         let kbps = min(targetKbps, topLayerCeilingKbps ?? .max)
         let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, kbps * governor.divisor)
         do {
-            try encoder.setBitrate(kbps: scaled)
+            try encoder.setBitrate(kbps: scaled, pathLimited: pathLimited)
             control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
         } catch {
             // Out of the encoder's range: the policy's bounds come from validated options,

@@ -96,6 +96,64 @@ extension Array where Element == UInt8 {
         #expect(throws: MediaError.self) { try encoder.setBitrate(kbps: 0) }
     }
 
+    /// The VBV buffer behind a limiting path (Decision D30): 150 ms of the rate, never under the
+    /// floor, never over the full buffer.
+    @Test func aLimitingPathShortensTheVBVBuffer() throws {
+        let config = H264Encoder.Configuration()
+        let table: [(kbps: Int, limited: Bool, kbit: Int)] = [
+            (1800, false, 1080), (1800, true, 270), (700, false, 420), (700, true, 105),
+            (400, true, 90), (150, true, 90), (100, true, 60), (100, false, 60),
+        ]
+        for (kbps, limited, kbit) in table {
+            #expect(config.vbvBufferKbit(at: kbps, pathLimited: limited) == kbit, "\(kbps) kbit/s, limited \(limited)")
+        }
+        #expect { try H264Encoder(.init(pathLimitedVBVBufferMs: 20)) } throws: {
+            ($0 as? MediaError)?.message == "path-limited VBV buffer 20 ms is outside 50...10000"
+        }
+        #expect { try H264Encoder(.init(pathLimitedVBVFloorKbit: 0)) } throws: {
+            ($0 as? MediaError)?.message == "path-limited VBV floor 0 kbit is outside 1...100000"
+        }
+    }
+
+    /// Why (Decision D30): an intra-refresh wave's column costs several pictures' bits where it
+    /// crosses text, all within a few pictures, and behind a full link those pictures wait in
+    /// its queue. The synthetic screen at 700 kbit/s, waves back to back: with the full 600 ms
+    /// buffer the dearest 5 pictures run 12.0 kB over the rate's share (96 ms of a 1 Mbit/s
+    /// link); with the path-limited buffer 1.6 kB (13 ms), at the same mean QP (37.0).
+    @Test func aPathLimitedBufferSpreadsAWavesColumnThroughText() throws {
+        func run(pathLimited: Bool) throws -> (excess: Int, meanQP: Double) {
+            let config = H264Encoder.Configuration(width: 1280, height: 720, bitrateKbps: 1800, keyFrames: .onRequest)
+            let source = try SyntheticScreenSource(width: 1280, height: 720, frameRate: 30)
+            let encoder = try H264Encoder(config)
+            try encoder.setBitrate(kbps: 700, pathLimited: pathLimited)
+            var sizes: [Int] = []
+            var quantizers: [Int] = []
+            for index in 0..<420 {
+                if index >= 90, !encoder.isRefreshing { encoder.startRefreshWave() }
+                let frame = source.videoFrame(index: index, captureTime: UInt64(index) * 33_333_333)
+                let unit = try #require(try encoder.encode(frame))
+                guard index >= 120 else { continue }
+                sizes.append(unit.data.count)
+                quantizers.append(unit.quantizer ?? 0)
+            }
+            let share = 700_000 / 8 / 30
+            var excess = 0
+            for start in 0...(sizes.count - 5) {
+                excess = max(excess, sizes[start..<(start + 5)].reduce(0, +) - 5 * share)
+            }
+            return (excess, Double(quantizers.reduce(0, +)) / Double(quantizers.count))
+        }
+        let full = try run(pathLimited: false)
+        let limited = try run(pathLimited: true)
+        let report =
+            "5-picture excess \(full.excess) → \(limited.excess) bytes, mean QP \(full.meanQP) → \(limited.meanQP)"
+        print("path-limited VBV: \(report)")
+        #expect(limited.excess * 2 < full.excess, "\(report)")
+        // 50 ms of the rate.
+        #expect(limited.excess < 700_000 / 8 / 20, "\(report)")
+        #expect(limited.meanQP < full.meanQP + 2, "\(report)")
+    }
+
     /// The frame QPs of `picture` encoded `times` times, 33 ms apart: the first, then refreshes.
     static func quantizers(encoding picture: VideoFrame, times: Int, with encoder: H264Encoder) throws -> [Int] {
         try (0..<times).map { index in

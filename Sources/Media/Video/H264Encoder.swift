@@ -26,6 +26,15 @@ public final class H264Encoder {
         /// (2500k with a 1500k buffer) so benchmarks compare like with like; smaller values cut
         /// frame-size spikes at some cost to quality on scene changes.
         public var vbvBufferMs: Int
+        /// VBV buffer while a receiver's path holds the rate under its ceiling
+        /// (`setBitrate(kbps:pathLimited:)`): there a burst waits in the link's queue, and a
+        /// picture late by that much counts as a freeze. Never under `pathLimitedVBVFloorKbit`
+        /// (nor over `vbvBufferMs`): at low rates a key frame is many times 150 ms, and x264
+        /// pays a buffer's overdraft back with seconds of empty pictures.
+        /// Decision D30 (Docs/congestion.md).
+        public var pathLimitedVBVBufferMs: Int
+        /// The least path-limited buffer, kbit.
+        public var pathLimitedVBVFloorKbit: Int
         /// How key frames come about.
         public enum KeyFrames: Sendable, Equatable {
             /// An IDR every `keyFrameInterval` frames, x264's own GOP (the encoder benchmarks
@@ -68,6 +77,8 @@ public final class H264Encoder {
             frameRate: Int = 30,
             bitrateKbps: Int = 1800,
             vbvBufferMs: Int = 600,
+            pathLimitedVBVBufferMs: Int = 150,
+            pathLimitedVBVFloorKbit: Int = 90,
             keyFrameInterval: Int? = nil,
             keyFrames: KeyFrames = .periodic,
             preset: String = "veryfast",
@@ -81,6 +92,8 @@ public final class H264Encoder {
             self.frameRate = frameRate
             self.bitrateKbps = bitrateKbps
             self.vbvBufferMs = vbvBufferMs
+            self.pathLimitedVBVBufferMs = pathLimitedVBVBufferMs
+            self.pathLimitedVBVFloorKbit = pathLimitedVBVFloorKbit
             self.keyFrameInterval = keyFrameInterval ?? 2 * frameRate
             self.keyFrames = keyFrames
             self.preset = preset
@@ -95,6 +108,13 @@ public final class H264Encoder {
         ]
         public static let bitrateRange = 50...50_000
 
+        /// x264's VBV buffer at `kbps`, kbit (`pathLimitedVBVBufferMs`).
+        public func vbvBufferKbit(at kbps: Int, pathLimited: Bool) -> Int {
+            let full = kbps * vbvBufferMs / 1000
+            guard pathLimited else { return full }
+            return min(full, max(kbps * pathLimitedVBVBufferMs / 1000, pathLimitedVBVFloorKbit))
+        }
+
         func validate() throws(MediaError) {
             try VideoFrame.validate(width: width, height: height)
             guard width % 2 == 0, height % 2 == 0 else {
@@ -106,8 +126,16 @@ public final class H264Encoder {
             guard Self.bitrateRange.contains(bitrateKbps) else {
                 throw MediaError(.invalidSetting, "video bitrate \(bitrateKbps) kbit/s is outside \(Self.bitrateRange)")
             }
-            guard (50...10_000).contains(vbvBufferMs) else {
-                throw MediaError(.invalidSetting, "VBV buffer \(vbvBufferMs) ms is outside 50...10000")
+            for (name, ms) in [("VBV buffer", vbvBufferMs), ("path-limited VBV buffer", pathLimitedVBVBufferMs)] {
+                guard (50...10_000).contains(ms) else {
+                    throw MediaError(.invalidSetting, "\(name) \(ms) ms is outside 50...10000")
+                }
+            }
+            guard (1...100_000).contains(pathLimitedVBVFloorKbit) else {
+                throw MediaError(
+                    .invalidSetting,
+                    "path-limited VBV floor \(pathLimitedVBVFloorKbit) kbit is outside 1...100000"
+                )
             }
             guard (1...3600).contains(keyFrameInterval) else {
                 throw MediaError(.invalidSetting, "key-frame interval \(keyFrameInterval) frames is outside 1...3600")
@@ -175,7 +203,8 @@ public final class H264Encoder {
         param.rc.i_rc_method = X264_RC_ABR
         param.rc.i_bitrate = Int32(configuration.bitrateKbps)
         param.rc.i_vbv_max_bitrate = Int32(configuration.bitrateKbps)
-        param.rc.i_vbv_buffer_size = Int32(configuration.bitrateKbps * configuration.vbvBufferMs / 1000)
+        let buffer = configuration.vbvBufferKbit(at: configuration.bitrateKbps, pathLimited: false)
+        param.rc.i_vbv_buffer_size = Int32(buffer)
         param.rc.b_filler = 0
         if configuration.screenContent {
             param.rc.i_aq_mode = X264_AQ_NONE
@@ -252,8 +281,9 @@ public final class H264Encoder {
     public var wavePictures: Int { (configuration.width + 15) / 16 }
 
     /// Changes the target bitrate (and the VBV cap with it) without re-creating the encoder, so
-    /// there is no IDR and no gap.
-    public func setBitrate(kbps: Int) throws(MediaError) {
+    /// there is no IDR and no gap. `pathLimited`: a receiver's path allows less than the
+    /// ceiling, so the buffer is `pathLimitedVBVBufferMs`'.
+    public func setBitrate(kbps: Int, pathLimited: Bool = false) throws(MediaError) {
         guard Configuration.bitrateRange.contains(kbps) else {
             throw MediaError(.invalidSetting, "video bitrate \(kbps) kbit/s is outside \(Configuration.bitrateRange)")
         }
@@ -261,7 +291,7 @@ public final class H264Encoder {
         x264_encoder_parameters(handle, &param)
         param.rc.i_bitrate = Int32(kbps)
         param.rc.i_vbv_max_bitrate = Int32(kbps)
-        param.rc.i_vbv_buffer_size = Int32(kbps * configuration.vbvBufferMs / 1000)
+        param.rc.i_vbv_buffer_size = Int32(configuration.vbvBufferKbit(at: kbps, pathLimited: pathLimited))
         guard x264_encoder_reconfig(handle, &param) == 0 else {
             throw MediaError(.library, "x264_encoder_reconfig refused bitrate \(kbps) kbit/s")
         }
