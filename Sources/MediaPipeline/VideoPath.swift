@@ -78,9 +78,13 @@ public final class VideoPath {
     private let topLayerCeilingKbps: Int?
     /// The most the receivers' feedback can allow, kbit/s (the bitrate policy's maximum).
     private let ceilingKbps: Int
-    /// A receiver's path allows less than `ceilingKbps`: x264 gets its shorter VBV buffer
-    /// (`H264Encoder.Configuration.pathLimitedVBVBufferMs`).
+    /// A receiver's path allows less than `ceilingKbps`.
     private var pathLimited = false
+    /// Intra-refresh waves go out (a receiver that cannot ask, `scheduleWave`). With
+    /// `pathLimited`, x264 gets its shorter VBV buffer: a wave's column through text is a burst
+    /// the link's queue would hold (`H264Encoder.Configuration.pathLimitedVBVBufferMs`).
+    /// Decision D30 (Docs/congestion.md).
+    private var refreshesByWaves = false
 
     /// A capture of another size: the next picture goes to `encoder` (which opens with an IDR
     /// and its own SPS/PPS); the RTP streams and their clocks are the control's, so they go on.
@@ -89,7 +93,7 @@ public final class VideoPath {
         owesPicture = true
         groupEncoders.sizeChanged()
         layerEncoders.sizeChanged()
-        if governor.divisor > 1 || pathLimited { applyBitrate() }
+        if governor.divisor > 1 || pathLimited && refreshesByWaves { applyBitrate() }
     }
 
     var width: Int { encoder.configuration.width }
@@ -242,6 +246,10 @@ public final class VideoPath {
         }
         let started = starts != receiverStarts
         receiverStarts = starts
+        if cannotAsk != refreshesByWaves {
+            refreshesByWaves = cannotAsk
+            if pathLimited { applyBitrate() }
+        }
         let still = if case .still = cadence.state { true } else { false }
         let moving = if case .changing = cadence.state { true } else { false }
         // Never while converging: a wave's pictures start convergence over, and the next wave
@@ -320,7 +328,7 @@ public final class VideoPath {
         let kbps = min(targetKbps, topLayerCeilingKbps ?? .max)
         let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, kbps * governor.divisor)
         do {
-            try encoder.setBitrate(kbps: scaled, pathLimited: pathLimited)
+            try encoder.setBitrate(kbps: scaled, pathLimited: pathLimited && refreshesByWaves)
             control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
         } catch {
             // Out of the encoder's range: the policy's bounds come from validated options,
