@@ -46,8 +46,9 @@ struct RefreshWaveTests {
         }
     }
 
-    static func run(_ receiver: Receiver) throws -> Run {
-        let start = MonotonicClock.now()
+    /// A sender with `receiver` as its one destination; the receiver's socket when it listens
+    /// from the start, and its port.
+    static func sender(for receiver: Receiver, start: UInt64) throws -> (MediaSender, UDPSocket?, Int) {
         let sender = try MediaSender(configuration: .init(cname: "waves"), origin: start)
         var sink: UDPSocket?
         var port = 0
@@ -81,6 +82,13 @@ struct RefreshWaveTests {
                 options: DestinationOptions(asksForKeyFrames: asks)
             )
         }
+        return (sender, sink, port)
+    }
+
+    static func run(_ receiver: Receiver) throws -> Run {
+        let start = MonotonicClock.now()
+        let (sender, listening, port) = try Self.sender(for: receiver, start: start)
+        var sink = listening
         let control = MediaControl(sender: sender)
         let encoder = try H264Encoder(
             .init(width: 320, height: 180, frameRate: 30, bitrateKbps: 300, keyFrames: .onRequest)
@@ -123,6 +131,32 @@ struct RefreshWaveTests {
                 + "\(run.encodedWhileStill) of 900 still pictures encoded"
         )
         return run
+    }
+
+    /// Decision D30 (Docs/congestion.md): behind a path that limits the rate, x264's VBV buffer
+    /// is the short one while waves go out for a receiver that cannot ask, and the full one for
+    /// a receiver that asks (no wave to spread).
+    @Test func aLimitingPathShortensTheBufferOnlyWhileWavesGoOut() throws {
+        for (receiver, limited) in [(Receiver.elsewhere, true), (.asks, false)] {
+            let start = MonotonicClock.now()
+            let (sender, sink, _) = try Self.sender(for: receiver, start: start)
+            let control = MediaControl(sender: sender)
+            let encoder = try H264Encoder(
+                .init(width: 320, height: 180, frameRate: 30, bitrateKbps: 1800, keyFrames: .onRequest)
+            )
+            let path = VideoPath(encoder: encoder, control: control)
+            let source = try SyntheticScreenSource(width: 320, height: 180, frameRate: 30)
+            // Under the sender's 4 Mbit/s ceiling: what a receiver's estimate asks for.
+            control.requestBitrate(kbps: 700)
+            for index in 0..<5 {
+                let t = start + UInt64(index) * 1_000_000_000 / 30
+                try path.send(source.videoFrame(index: index, captureTime: t), receivedAt: t)
+            }
+            _ = sink
+            let expected = encoder.configuration.vbvBufferKbit(at: 700, pathLimited: limited)
+            #expect(encoder.bitrateKbps == 700)
+            #expect(encoder.vbvBufferKbit == expected, "\(receiver): \(encoder.vbvBufferKbit) kbit, not \(expected)")
+        }
     }
 
     @Test("a receiver that asks gets the first IDR and nothing periodic, moving or still")

@@ -225,6 +225,7 @@ public final class H264Encoder {
         self.handle = encoder
         self.configuration = configuration
         self.bitrate = configuration.bitrateKbps
+        self.vbvBufferKbit = buffer
         x264_picture_init(&picture)
         picture.img.i_csp = X264_CSP_I420
         picture.img.i_plane = 3
@@ -234,6 +235,8 @@ public final class H264Encoder {
 
     /// The current target bitrate in kbit/s.
     public var bitrateKbps: Int { bitrate }
+    /// The VBV buffer x264 was last given, kbit (`setBitrate(kbps:pathLimited:)`).
+    public private(set) var vbvBufferKbit: Int
 
     /// The SPS and PPS this encoder puts in front of every IDR, available before any frame is
     /// encoded (x264_encoder_headers), so SDP files can be written before the first packet.
@@ -291,11 +294,13 @@ public final class H264Encoder {
         x264_encoder_parameters(handle, &param)
         param.rc.i_bitrate = Int32(kbps)
         param.rc.i_vbv_max_bitrate = Int32(kbps)
-        param.rc.i_vbv_buffer_size = Int32(configuration.vbvBufferKbit(at: kbps, pathLimited: pathLimited))
+        let buffer = configuration.vbvBufferKbit(at: kbps, pathLimited: pathLimited)
+        param.rc.i_vbv_buffer_size = Int32(buffer)
         guard x264_encoder_reconfig(handle, &param) == 0 else {
             throw MediaError(.library, "x264_encoder_reconfig refused bitrate \(kbps) kbit/s")
         }
         bitrate = kbps
+        vbvBufferKbit = buffer
     }
 
     /// Encodes one frame. Under zerolatency x264 returns the frame's NAL units from this same
