@@ -60,6 +60,8 @@ public struct MediaStatistics: Sendable, Codable, Equatable {
     public var systemAudio: [String: SystemAudioSourceStatistics] = [:]
     /// The encoder's video bitrate now (moved by receivers' loss reports and REMB).
     public var videoBitrateTargetKbps = 0
+    /// x264's VBV buffer, kbit: short while waves go out behind a limiting path (D30).
+    public var videoVBVBufferKbit = 0
     public var bitrateChangesRefused = 0
     /// What each destination's receiver reported back (RTCP RR, NACK, PLI/FIR, REMB), by id.
     public var feedback: [String: FeedbackStatistics] = [:]

@@ -72,6 +72,8 @@ public final class VideoPath {
         // With more than one layer, the first layer's KBPS is layer 0's ceiling.
         topLayerCeilingKbps = (simulcast?.count ?? 0) > 1 ? simulcast?.first?.bitrateKbps : nil
         if let ceiling = topLayerCeilingKbps, targetKbps > ceiling { applyBitrate() }
+        let buffer = encoder.vbvBufferKbit
+        control.statistics.withLock { $0.videoVBVBufferKbit = buffer }
     }
 
     /// The most layer 0 is given, kbit/s (`--simulcast-layers`' first KBPS); nil: no limit.
@@ -329,7 +331,11 @@ public final class VideoPath {
         let scaled = min(H264Encoder.Configuration.bitrateRange.upperBound, kbps * governor.divisor)
         do {
             try encoder.setBitrate(kbps: scaled, pathLimited: pathLimited && refreshesByWaves)
-            control.statistics.withLock { $0.videoBitrateTargetKbps = targetKbps }
+            let buffer = encoder.vbvBufferKbit
+            control.statistics.withLock {
+                $0.videoBitrateTargetKbps = targetKbps
+                $0.videoVBVBufferKbit = buffer
+            }
         } catch {
             // Out of the encoder's range: the policy's bounds come from validated options,
             // so this is a bug; keep the current rate rather than stop the stream.

@@ -156,6 +156,7 @@ struct RefreshWaveTests {
             let expected = encoder.configuration.vbvBufferKbit(at: 700, pathLimited: limited)
             #expect(encoder.bitrateKbps == 700)
             #expect(encoder.vbvBufferKbit == expected, "\(receiver): \(encoder.vbvBufferKbit) kbit, not \(expected)")
+            #expect(control.statistics.withLock { $0.videoVBVBufferKbit } == expected)
         }
     }
 

@@ -80,7 +80,7 @@ public struct PublishStatistics: Sendable, Codable, Equatable {
         let whip = new.whip.map { " | \($0.statusText)" } ?? ""
         let rate =
             new.videoBitrateTargetKbps > 0 && new.feedback.values.contains(where: { $0.video != nil })
-            ? " | target \(new.videoBitrateTargetKbps) kbit/s" : ""
+            ? " | target \(new.videoBitrateTargetKbps) kbit/s, VBV \(new.videoVBVBufferKbit) kbit" : ""
         // The cadence once it matters: a still screen, or one sharpening after a change.
         let cadence =
             new.cadence == "changing" && new.framesStill == 0 && new.refreshes == 0
