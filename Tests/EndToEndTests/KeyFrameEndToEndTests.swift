@@ -36,7 +36,7 @@ extension PublishEndToEndTests {
         // Chromium counts a freeze at a gap over max(3 × the mean frame interval, mean + 150 ms),
         // about 183 ms here. With x264's full 600 ms VBV buffer: 0, 0, 2, 0, 3, 2, 0, 0 in eight
         // runs (a wave's column through text queued up to 80 ms at once); with the short buffer
-        // while waves go out (Decision D30): 1 in 2 of 15 runs, longest gaps 67–233 ms; what is
+        // while waves go out (Decision D30): 1 in 2 of 16 runs, longest gaps 67–233 ms; what is
         // left follows the capacity probes (Docs/journal/cadence-rounds.md). Not yet the issue's
         // "no freeze in getStats"; printed, not asserted. Asserted: no gap the page calls a freeze (500 ms),
         // none over 400 ms (the periodic IDRs made 2–3 freezes, 0.69 s in all).
