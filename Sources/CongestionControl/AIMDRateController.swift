@@ -22,6 +22,13 @@
 ///   (§5.5 "A_hat(i) < 1.5 * R_hat(i)", libwebrtc's offset for low rates): an estimate the
 ///   sender never uses cannot be validated. A rate already above that limit is not pulled down;
 ///   only a decrease does that.
+/// - Near a known capacity the rate passes the capacity only as far as the acknowledged rate
+///   follows it (`nearCapacityLimitFactor` × acknowledged): an encoder that makes less than its
+///   target (x264 under a short VBV buffer, a simple screen) would otherwise let the rate climb
+///   to 1.5 × what it sends, far over the link, and the next hard picture spend it into the
+///   queue. A sender that fills its rate still climbs past the capacity and finds a larger link
+///   by its acknowledged rate; one that does not, by probes.
+///   Decision D31 (Docs/congestion.md): near a capacity, 1.1 × acknowledged.
 /// - Decrease: to β = 0.85 × the acknowledged rate (§5.5: a bit below what actually got through,
 ///   to drain the queue we built), or β × the capacity estimate if that is lower than the
 ///   current rate while β × acknowledged is not; never up.
@@ -47,6 +54,9 @@ struct AIMDRateController: Sendable, Hashable {
         /// The increase limit: factor × acknowledged + offset (libwebrtc: 1.5 and 10 kbit/s).
         var acknowledgedLimitFactor: Double
         var acknowledgedLimitOffset: Int
+        /// Near a known capacity, how far over the acknowledged rate the rate may grow past the
+        /// capacity (nil: no such limit, libwebrtc's behaviour).
+        var nearCapacityLimitFactor: Double?
         /// Round-trip time until `setRoundTripTime` is called, µs (libwebrtc kDefaultRtt 200 ms).
         var defaultRoundTripUs: Int64
         /// Added to the round trip for the response time, µs: the detector's reaction (draft
@@ -66,6 +76,7 @@ struct AIMDRateController: Sendable, Hashable {
             increasePerSecond: Double = 0.08,
             acknowledgedLimitFactor: Double = 1.5,
             acknowledgedLimitOffset: Int = 10_000,
+            nearCapacityLimitFactor: Double? = 1.1,
             defaultRoundTripUs: Int64 = 200_000,
             detectorResponseUs: Int64 = 100_000,
             assumedFramesPerSecond: Double = 30,
@@ -79,6 +90,7 @@ struct AIMDRateController: Sendable, Hashable {
             self.increasePerSecond = increasePerSecond
             self.acknowledgedLimitFactor = acknowledgedLimitFactor
             self.acknowledgedLimitOffset = acknowledgedLimitOffset
+            self.nearCapacityLimitFactor = nearCapacityLimitFactor
             self.defaultRoundTripUs = defaultRoundTripUs
             self.detectorResponseUs = detectorResponseUs
             self.assumedFramesPerSecond = assumedFramesPerSecond
@@ -93,11 +105,12 @@ struct AIMDRateController: Sendable, Hashable {
                 )
             }
             guard backoffFactor > 0, backoffFactor < 1, increasePerSecond >= 0, acknowledgedLimitFactor >= 1,
-                acknowledgedLimitOffset >= 0
+                acknowledgedLimitOffset >= 0, (nearCapacityLimitFactor ?? 1) >= 1
             else {
                 throw CongestionControlError.invalid(
-                    "rate control needs 0 < β < 1, growth ≥ 0, limit factor ≥ 1 and offset ≥ 0; got \(backoffFactor), "
-                        + "\(increasePerSecond), \(acknowledgedLimitFactor), \(acknowledgedLimitOffset)"
+                    "rate control needs 0 < β < 1, growth ≥ 0, limit factors ≥ 1 and offset ≥ 0; got \(backoffFactor), "
+                        + "\(increasePerSecond), \(acknowledgedLimitFactor), "
+                        + "\(nearCapacityLimitFactor.map { "\($0)" } ?? "none"), \(acknowledgedLimitOffset)"
                 )
             }
             guard defaultRoundTripUs >= 0, detectorResponseUs >= 0, defaultRoundTripUs + detectorResponseUs > 0,
@@ -165,8 +178,11 @@ struct AIMDRateController: Sendable, Hashable {
         case .hold: break
         case .increase:
             if acknowledged > linkCapacity.upperBound, nowUs >= capacityHeldUntilUs { linkCapacity.reset() }
-            let limit =
+            var limit =
                 configuration.acknowledgedLimitFactor * acknowledged + Double(configuration.acknowledgedLimitOffset)
+            if let capacity = linkCapacity.estimate, let factor = configuration.nearCapacityLimitFactor {
+                limit = min(limit, max(capacity, factor * acknowledged))
+            }
             if bitrate < limit {
                 let increase =
                     linkCapacity.estimate == nil ? multiplicativeIncrease(at: nowUs) : additiveIncrease(at: nowUs)

@@ -74,6 +74,39 @@ struct AIMDRateControllerTests {
         #expect(abs(rate.bitrate - before * pow(1.08, 0.5)) < 1)
     }
 
+    @Test("near a known capacity the rate passes it only up to 1.1 × acknowledged (D31)")
+    func nearCapacityLimit() throws {
+        // Capacity 1 Mbit/s from one over-use; then a sender at 800 kbit/s: the additive steps
+        // stop at the capacity (1.1 × 800 = 880 kbit/s is under it), and stay there.
+        var under = try Self.controller(start: 2_000_000)
+        under.update(.overusing, acknowledgedBitrate: 1_000_000, at: 0)
+        under.update(.normal, acknowledgedBitrate: 800_000, at: 100_000)
+        for second in 1...10 { under.update(.normal, acknowledgedBitrate: 800_000, at: Int64(second) * 1_000_000) }
+        #expect(under.bitrate == 1_000_000)
+        // A sender at 950 kbit/s passes it, up to 1.1 × 950 = 1045 kbit/s (under the band's
+        // 1060, so the capacity stands and the steps stay additive).
+        var filled = under
+        for second in 11...20 { filled.update(.normal, acknowledgedBitrate: 950_000, at: Int64(second) * 1_000_000) }
+        #expect(abs(filled.bitrate - 1_045_000) < 1e-6)
+        #expect(filled.linkCapacity.estimate == 1_000_000)
+        // Without a capacity estimate only GCC's limit applies: 1.5 × 800 + 10 kbit/s.
+        var far = try Self.controller(start: 1_000_000)
+        for second in 0...10 { far.update(.normal, acknowledgedBitrate: 800_000, at: Int64(second) * 1_000_000) }
+        #expect(far.bitrate == 1_210_000)
+        // Off (nil): libwebrtc's behaviour, the additive climb goes on past the capacity.
+        var off = try AIMDRateController(
+            configuration: .init(minimum: 100_000, maximum: 5_000_000, start: 2_000_000, nearCapacityLimitFactor: nil)
+        )
+        off.update(.overusing, acknowledgedBitrate: 1_000_000, at: 0)
+        off.update(.normal, acknowledgedBitrate: 800_000, at: 100_000)
+        for second in 1...10 { off.update(.normal, acknowledgedBitrate: 800_000, at: Int64(second) * 1_000_000) }
+        #expect(off.bitrate > 1_100_000)
+        // A factor under 1 is refused.
+        #expect(throws: CongestionControlError.self) {
+            try AIMDRateController(configuration: .init(nearCapacityLimitFactor: 0.9))
+        }
+    }
+
     @Test("a measured capacity starts the band over and holds against a lagging acknowledged rate until told")
     func measuredCapacity() throws {
         var rate = try Self.controller(start: 2_000_000)

@@ -20,6 +20,7 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 ///
 /// - The sender paces 1200-byte packets at the estimator's rate: every 5 ms it sends, all at
 ///   that instant, as many packets as the rate has earned since (a pacer's 5 ms bursts).
+///   `utilisation` (a function of time) scales that: an encoder that makes less than its target.
 /// - The bottleneck is a FIFO of capacity C bit/s (a function of time) behind 20 ms of
 ///   propagation: a packet enters at send + 20 ms and leaves at max(entry, previous departure)
 ///   + size / C. Its queueing delay is what it waited before service. Nothing is dropped.
@@ -47,6 +48,8 @@ struct BottleneckSimulator {
     var capacity: (Int64) -> Double
     var jitterUs: Int64
     var generator: SeededGenerator
+    /// The fraction of the estimator's rate the sender uses at a time (1: all of it).
+    var utilisation: (Int64) -> Double = { _ in 1 }
     private(set) var nowUs: Int64 = 0
     private(set) var samples: [Sample] = []
     private var rate: Double
@@ -75,7 +78,7 @@ struct BottleneckSimulator {
     }
 
     private mutating func sendBurst() {
-        budgetBits += rate * Double(Self.burstIntervalUs) / 1e6
+        budgetBits += rate * utilisation(nowUs) * Double(Self.burstIntervalUs) / 1e6
         let bits = Double(Self.packetSize * 8)
         while budgetBits >= bits {
             budgetBits -= bits

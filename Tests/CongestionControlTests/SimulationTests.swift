@@ -167,6 +167,52 @@ struct SimulationTests {
         #expect(late.rateControl.linkCapacity.estimate != nil)
     }
 
+    /// A sender that uses 75 % of its estimate but, half a second in every 5, all of it (x264
+    /// under a short VBV buffer on a simple screen, then a harder stretch), behind 1 Mbit/s,
+    /// from 20 s to 60 s; `factor` the near-capacity limit (nil: libwebrtc's 1.5 × acknowledged alone).
+    static func underusingSender(nearCapacityLimit factor: Double?) throws -> [BottleneckSimulator.Sample] {
+        let estimator = try DelayBasedEstimator(
+            configuration: .init(
+                rateControl: .init(
+                    minimum: 100_000,
+                    maximum: 10_000_000,
+                    start: 1_000_000,
+                    nearCapacityLimitFactor: factor
+                )
+            )
+        )
+        var simulator = BottleneckSimulator(estimator: estimator) { _ in 1_000_000 }
+        simulator.utilisation = { now in now % (5 * second) < 4_500_000 ? 0.75 : 1 }
+        simulator.run(untilUs: 60 * second)
+        return simulator.samples.between(20 * second, 60 * second)
+    }
+
+    @Test("near a known capacity a sender under its estimate does not lift it past the link")
+    func underusingSenderNearCapacity() throws {
+        let limited = try Self.underusingSender(nearCapacityLimit: 1.1)
+        let unlimited = try Self.underusingSender(nearCapacityLimit: nil)
+        func line(_ name: String, _ samples: [BottleneckSimulator.Sample]) -> String {
+            let highest = samples.map(\.update.bitrate).max() ?? 0
+            let queue = samples.map(\.queueDelayUs).max() ?? 0
+            return "\(name): estimate ≤ \(highest) bit/s, queue ≤ \(queue / 1000) ms, delivered "
+                + "\(Int(samples.deliveredRate)) bit/s, over-using \(samples.overusingFraction * 100) % of updates"
+        }
+        print(
+            "75 % / 100 % sender behind 1 Mbit/s, 20–60 s: \(line("1.1 × R_hat", limited)); \(line("1.5 × R_hat", unlimited))"
+        )
+        let highest = limited.map(\.update.bitrate).max() ?? 0
+        let queue = limited.map(\.queueDelayUs).max() ?? 0
+        let unlimitedQueue = unlimited.map(\.queueDelayUs).max() ?? 0
+        // The estimate stays near the link, and the full-rate half seconds queue little.
+        #expect(highest <= 1_050_000, "\(line("1.1 × R_hat", limited))")
+        #expect(
+            queue <= 40_000 && 2 * queue <= unlimitedQueue,
+            "\(line("1.1 × R_hat", limited)); \(line("1.5 × R_hat", unlimited))"
+        )
+        // At no cost in what the link carries.
+        #expect(limited.deliveredRate >= 0.97 * unlimited.deliveredRate)
+    }
+
     @Test("a drained queue measured the link: it is the capacity, and a probe right after must be confirmed")
     func drainSetsTheLinkCapacity() throws {
         var simulator = try Self.stepsWithDrain()
