@@ -413,7 +413,7 @@ let package = Package(
             name: "MediaPipelineTests",
             dependencies: [
                 "MediaPipeline", "SendEngine", "ProcessSupport", "Media", "RTP", "SRTP", "Transport", "Ingest",
-                "TestSupport",
+                "Cadence", "VPX", "TestSupport",
             ]
         ),
         .testTarget(name: "ProcessSupportTests", dependencies: ["ProcessSupport"]),

@@ -11,8 +11,8 @@ import VPX
 /// one leaves, so a codec nobody watches costs nothing; a new capture size reopens it. A
 /// failure closes that encoder and is counted; H.264 goes on.
 ///
-/// Each encoder has its own `FrameCadence` (Docs/cadence.md), converged at libvpx's
-/// screen-content floor rather than x264's QP: a changed picture is coded when H.264 codes it,
+/// Each encoder has its own `FrameCadence` (Docs/cadence.md), converged at its codec's floor for
+/// the content hint (`finestQuantizer`) rather than x264's QP: a changed picture is coded when H.264 codes it,
 /// a still one is refreshed until *this* encoder converged (it may need longer than x264, or
 /// less), then repeated once a second with every block skipped (`VPXEncoder.encode`'s
 /// `idleRepeat`). A viewer's key-frame request on a still screen is coded for this group
@@ -50,27 +50,38 @@ final class GroupEncoders {
     private let frameRate: Int
     /// Where a new group's encoder starts, kbit/s: H.264's start rate.
     private let startKbps: Int
-    private let screenContent: Bool
-    /// Every group's cadence: H.264's limits and repeat interval, converged at libvpx's floor.
+    private let hint: FrameRateGovernor.Hint
+    /// Every group's cadence: H.264's limits and repeat interval; each converges at its codec's
+    /// floor.
     private let cadence: FrameCadence.Configuration
 
     init(
         control: MediaControl,
         frameRate: Int,
         startKbps: Int,
-        screenContent: Bool,
+        hint: FrameRateGovernor.Hint,
         cadence: FrameCadence.Configuration
     ) {
         self.control = control
         self.frameRate = frameRate
         self.startKbps = startKbps
-        self.screenContent = screenContent
-        var own = cadence
-        own.convergedQP =
-            screenContent ? VPXEncoder.screenContentMinimumQuantizer : VPXEncoder.quantizerRange.lowerBound
-        self.cadence = own
+        self.hint = hint
+        self.cadence = cadence
         groups.reserveCapacity(4)
     }
+
+    /// The finest quantizer `codec` codes a screen at, which is also where a still picture has
+    /// converged: libwebrtc's 2 for `motion`, libvpx's screen-content floor for `text` (x264's
+    /// QP 12), the codec's counterpart of x264's QP 24 for `detail` (Docs/codecs.md).
+    static func finestQuantizer(for codec: VPXEncoder.Codec, hint: FrameRateGovernor.Hint) -> Int {
+        switch hint {
+        case .motion: VPXEncoder.quantizerRange.lowerBound
+        case .text: VPXEncoder.screenContentMinimumQuantizer
+        case .detail: VPXEncoder.detailMinimumQuantizer(for: codec)
+        }
+    }
+
+    private static func codec(of group: CodecGroup) -> VPXEncoder.Codec { group.codec == .vp9 ? .vp9 : .vp8 }
 
     /// Decides, for every group with viewers, what its encoder does with the picture captured
     /// at `now` (`changed`: as H.264's cadence was told, after the frame-rate governor). True
@@ -80,7 +91,9 @@ final class GroupEncoders {
         control.groups(into: &groups)
         if groups.count != slots.count {
             for group in groups where !slots.contains(where: { $0.group === group }) {
-                slots.append(Slot(group: group, targetKbps: startKbps, cadence: cadence))
+                var own = cadence
+                own.convergedQP = Self.finestQuantizer(for: Self.codec(of: group), hint: hint)
+                slots.append(Slot(group: group, targetKbps: startKbps, cadence: own))
             }
         }
         var wanted = false
@@ -149,12 +162,13 @@ final class GroupEncoders {
         } else {
             encoder = try VPXEncoder(
                 VPXEncoder.Configuration(
-                    codec: slot.group.codec == .vp9 ? .vp9 : .vp8,
+                    codec: Self.codec(of: slot.group),
                     width: picture.width,
                     height: picture.height,
                     frameRate: frameRate,
                     bitrateKbps: min(max(slot.targetKbps, 100), 50_000),
-                    screenContent: screenContent
+                    screenContent: hint != .motion,
+                    finestQuantizer: Self.finestQuantizer(for: Self.codec(of: slot.group), hint: hint)
                 )
             )
             slot.encoder = encoder

@@ -65,7 +65,7 @@ public final class VideoPath {
             control: control,
             frameRate: encoder.configuration.frameRate,
             startKbps: encoder.bitrateKbps,
-            screenContent: contentHint != .motion,
+            hint: contentHint,
             cadence: cadence
         )
         self.layerEncoders = LayerEncoders(control: control, layers: simulcast ?? [], cadence: cadence)

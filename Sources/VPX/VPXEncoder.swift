@@ -57,6 +57,10 @@ public final class VPXEncoder {
         public var threads: Int
         /// Tunes the encoder for screens (text, UI, flat areas) rather than camera video.
         public var screenContent: Bool
+        /// The finest quantizer rate control may use (libvpx's 0–63 scale); nil: the screen
+        /// content floor for screens (`screenContentMinimumQuantizer`), libwebrtc's 2 otherwise.
+        /// A content hint sets its own (`detailMinimumQuantizer`).
+        public var finestQuantizer: Int?
 
         public init(
             codec: Codec,
@@ -66,7 +70,8 @@ public final class VPXEncoder {
             bitrateKbps: Int = 1800,
             speed: Int? = nil,
             threads: Int = 1,
-            screenContent: Bool = true
+            screenContent: Bool = true,
+            finestQuantizer: Int? = nil
         ) {
             self.codec = codec
             self.width = width
@@ -76,6 +81,7 @@ public final class VPXEncoder {
             self.speed = speed
             self.threads = threads
             self.screenContent = screenContent
+            self.finestQuantizer = finestQuantizer
         }
 
         /// The `cpu-used` each codec runs at unless told otherwise, from CPU time per 720p frame
@@ -114,12 +120,13 @@ public final class VPXEncoder {
         /// the 600 ms optimal buffer at the frame rate, at least 300 % (3 average frames).
         public var maximumKeyFrameBitratePercent: Int { max(300, 600 * frameRate / 20) }
 
-        /// The quantizers rate control may use (0...63): screen content stops at
-        /// `screenContentMinimumQuantizer`.
+        /// The quantizers rate control may use (0...63): from `finestQuantizer`, or for screen
+        /// content from `screenContentMinimumQuantizer`.
         public var quantizerRange: ClosedRange<Int> {
-            screenContent
-                ? VPXEncoder.screenContentMinimumQuantizer...VPXEncoder.quantizerRange.upperBound
-                : VPXEncoder.quantizerRange
+            let finest =
+                finestQuantizer
+                ?? (screenContent ? VPXEncoder.screenContentMinimumQuantizer : VPXEncoder.quantizerRange.lowerBound)
+            return finest...VPXEncoder.quantizerRange.upperBound
         }
 
         func validate() throws(MediaError) {
@@ -149,6 +156,12 @@ public final class VPXEncoder {
             guard (1...16).contains(threads) else {
                 throw MediaError(.invalidSetting, "encoder threads \(threads) is outside 1...16")
             }
+            if let finestQuantizer, !VPXEncoder.quantizerRange.contains(finestQuantizer) {
+                throw MediaError(
+                    .invalidSetting,
+                    "finest quantizer \(finestQuantizer) is outside \(VPXEncoder.quantizerRange)"
+                )
+            }
         }
     }
 
@@ -167,6 +180,18 @@ public final class VPXEncoder {
     /// (58.8 dB at 4 and 2) and VP9 9–22 % more for 2–6 dB that text does not need
     /// (Docs/codecs.md). It is also the quantizer at which a still picture has converged.
     public static let screenContentMinimumQuantizer = 8
+    /// The finest quantizer for a screen whose details matter but not every pixel of its text
+    /// (`--content-hint detail`), the counterpart of x264's QP 24. Which quantizer gives x264's
+    /// picture depends on the screen: VP8 matched it at 32 on a terminal and on the synthetic
+    /// screen but at about 20 on the X clients of `StillScreenEndToEndTests`; at 24 it is within
+    /// 2.5 dB of x264 on all three, above on two (Docs/codecs.md). VP9 matched at 20 and 24 on
+    /// the two it was measured on; 16 keeps the same margin.
+    public static func detailMinimumQuantizer(for codec: Codec) -> Int {
+        switch codec {
+        case .vp8: 24
+        case .vp9: 16
+        }
+    }
 
     public let configuration: Configuration
     /// The codec context, allocated once: every libvpx call takes its address, which must not

@@ -58,8 +58,8 @@ extension PublishEndToEndTests {
             /// `--content-hint`; nil: a captured screen's default, `detail`.
             var hint: String?
             /// The converged still picture's luma PSNR at least. Measured here: H.264 at
-            /// `detail`'s converged QP 24 45.0 dB, at `text`'s QP 12 50.7 dB; VP8 at its screen
-            /// floor 49.7 dB.
+            /// `detail`'s converged QP 24 44.9–45.0 dB, at `text`'s QP 12 50.7 dB; VP8 at
+            /// `detail`'s quantizer 24 42.9 dB (at `text`'s 8, 49.0–49.7 dB).
             var minimumPSNR: Double
             var testDescription: String { codec + (hint.map { " --content-hint \($0)" } ?? "") }
         }
@@ -68,7 +68,7 @@ extension PublishEndToEndTests {
         /// group's encoder, its own cadence: Docs/codecs.md).
         @Test(arguments: [
             Case(codec: "h264", minimumPSNR: 42), Case(codec: "h264", hint: "text", minimumPSNR: 48),
-            Case(codec: "vp8", minimumPSNR: 45),
+            Case(codec: "vp8", minimumPSNR: 40),
         ])
         func aStillScreenGoesQuietAfterConvergingAndAChangeLeavesAtOnce(_ run: Case) throws {
             let codec = run.codec

@@ -1,7 +1,9 @@
+import Cadence
 import Media
 import SendEngine
 import Testing
 import Transport
+import VPX
 
 @testable import MediaPipeline
 
@@ -86,11 +88,27 @@ struct CodecGroupCadenceTests {
         #expect(vp8.frames - vp8AtStill.frames <= 2 * 61 + 22, "\(vp8.frames - vp8AtStill.frames) VP8 pictures")
         #expect(vp8.idleRepeats >= 14)
         #expect(vp8.cadence == "still")
+        // Converged at `detail`'s floor for VP8, not at text's.
+        #expect(vp8.lastQuantizer == VPXEncoder.detailMinimumQuantizer(for: .vp8))
         // The last 9 s are idle repeats alone: a few hundred bytes each.
         #expect(vp8.bytes - vp8After.bytes < 9 * 2000, "\(vp8.bytes - vp8After.bytes) B in 9 s of idle repeats")
         // The VP8 viewer's key-frame request: a VP8 key frame, and nothing more for H.264.
         #expect(vp8.keyFrames == 2 && vp8After.keyFrames == 2 && vp8Before.keyFrames == 1)
         #expect(end.h264KeyFrames == 1)
         #expect(afterRequest.h264Frames - beforeRequest.h264Frames <= 2, "H.264 coded more for a VP8 key frame")
+    }
+}
+
+@Suite("Each content hint's quantizer floor per codec")
+struct GroupEncoderFloorTests {
+    @Test func floors() {
+        let table: [(FrameRateGovernor.Hint, VPXEncoder.Codec, Int)] = [
+            (.motion, .vp8, 2), (.motion, .vp9, 2),
+            (.text, .vp8, 8), (.text, .vp9, 8),
+            (.detail, .vp8, 24), (.detail, .vp9, 16),
+        ]
+        for (hint, codec, floor) in table {
+            #expect(GroupEncoders.finestQuantizer(for: codec, hint: hint) == floor, "\(hint) \(codec)")
+        }
     }
 }

@@ -253,6 +253,41 @@ struct VPXEncoderTests {
         )
     }
 
+    /// `--content-hint detail`'s floor against `text`'s on the same still 720p screen: the
+    /// quantizers stop at it, and the still picture costs less at a coarser but clean quality.
+    @Test("a finer floor for text, a coarser one for detail", arguments: VPXEncoder.Codec.allCases)
+    func detailFloor(codec: VPXEncoder.Codec) throws {
+        let source = try SyntheticScreenSource(width: 1280, height: 720, frameRate: 30)
+        let still = source.videoFrame(index: 5, captureTime: 0)
+        func converge(floor: Int) throws -> (quantizers: [Int], bytes: Int, psnr: Double) {
+            let encoder = try VPXEncoder(.init(codec: codec, finestQuantizer: floor))
+            #expect(encoder.configuration.quantizerRange == floor...56)
+            let decoder = try VPXDecoder(codec)
+            var quantizers: [Int] = []
+            var bytes = 0
+            var last: VPXDecoder.Picture?
+            for index in 0..<60 {
+                let frame = try #require(try encoder.encode(still, pts90k: Int64(index) * 3000))
+                bytes += frame.data.count
+                last = try decoder.decode(frame.data).first ?? last
+                quantizers.append(try #require(frame.quantizer))
+            }
+            return (quantizers, bytes, lumaPSNR(still, try #require(last)))
+        }
+        let detailFloor = VPXEncoder.detailMinimumQuantizer(for: codec)
+        let text = try converge(floor: VPXEncoder.screenContentMinimumQuantizer)
+        let detail = try converge(floor: detailFloor)
+        print(
+            "\(codec.encodingName) still 720p, 60 pictures: text (floor \(VPXEncoder.screenContentMinimumQuantizer)) "
+                + String(format: "%.1f dB, %d kB", text.psnr, text.bytes / 1000) + "; detail (floor \(detailFloor)) "
+                + String(format: "%.1f dB, %d kB", detail.psnr, detail.bytes / 1000)
+                + ", last quantizers \(detail.quantizers.suffix(5))"
+        )
+        #expect(detail.quantizers.allSatisfy { $0 >= detailFloor }, "\(detail.quantizers)")
+        #expect(detail.quantizers.last == detailFloor, "\(detail.quantizers)")
+        #expect(detail.bytes < text.bytes && detail.psnr < text.psnr && detail.psnr >= 35)
+    }
+
     @Test("setBitrate changes the size of what comes out, without a key frame", arguments: VPXEncoder.Codec.allCases)
     func bitrateChange(codec: VPXEncoder.Codec) throws {
         let screen = TestScreen(width: Self.width, height: Self.height)
@@ -307,6 +342,8 @@ struct VPXEncoderTests {
         #expect(speed?.code == .invalidSetting)
         #expect(speed?.message.contains("\(codec.encodingName) speed (cpu-used) 17") == true)
         #expect(refused(.init(codec: codec, threads: 0))?.code == .invalidSetting)
+        let finest = refused(.init(codec: codec, finestQuantizer: 57))
+        #expect(finest?.message == "finest quantizer 57 is outside 2...56")
 
         let encoder = try VPXEncoder(.init(codec: codec, width: 320, height: 180))
         let wrongSize = #expect(throws: MediaError.self) {
