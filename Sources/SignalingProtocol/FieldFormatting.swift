@@ -5,7 +5,13 @@ let maxQuotedCharacters = 40
 
 /// `value` in double quotes, control characters escaped, cut to ``maxQuotedCharacters``.
 func quoted(_ value: String) -> String {
-    var result = "\""
+    "\"" + escaped(value) + "\""
+}
+
+/// `value` with `"`, `\` and control characters (C0 and DEL, as `\u{..}`) escaped, cut to
+/// ``maxQuotedCharacters`` characters with an ellipsis.
+private func escaped(_ value: String) -> String {
+    var result = ""
     var count = 0
     for scalar in value.unicodeScalars {
         if count == maxQuotedCharacters {
@@ -21,18 +27,32 @@ func quoted(_ value: String) -> String {
         }
         count += 1
     }
-    return result + "\""
+    return result
 }
 
-/// A coding path as a dotted field name with array indices: `stream.codecs[2]`.
+/// The most components of a coding path an error message names: the first and the last ones,
+/// an ellipsis between (a client's nesting is bounded only by the line).
+let maxPathComponents = 8
+
+/// A coding path as a dotted field name with array indices: `stream.codecs[2]`. Keys are the
+/// client's: control characters escaped, each cut to ``maxQuotedCharacters``, and a deep path
+/// cut to its first 2 and last 5 components.
 func fieldPath(_ path: [any CodingKey]) -> String {
     var result = ""
-    for key in path {
+    func append(_ key: any CodingKey) {
         if let index = key.intValue {
             result += "[\(index)]"
         } else {
-            result += result.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            let name = escaped(key.stringValue)
+            result += result.isEmpty ? name : ".\(name)"
         }
+    }
+    if path.count > maxPathComponents {
+        path.prefix(2).forEach(append)
+        result += ".…"
+        path.suffix(5).forEach(append)
+    } else {
+        path.forEach(append)
     }
     return "\"\(result.isEmpty ? "(message)" : result)\""
 }

@@ -219,6 +219,25 @@ struct ProtocolCodecTests {
                 #"{"type":"signal","id":20,"to":"b","payload":{"sdp":"x","list":[1,-1e999]}}"#, .invalidField,
                 .number(20), #"signal: field "payload.list[1]" holds a number outside the range of a 64-bit double"#
             ),
+            // A client's keys in the path: escaped, cut, a deep path shortened (found by FuzzSignalingLine).
+            (
+                #"{"type":"signal","id":90,"to":"b","payload":{"\u0001":1e999}}"#, .invalidField, .number(90),
+                #"signal: field "payload.\u{1}" holds a number outside the range of a 64-bit double"#
+            ),
+            (
+                #"{"type":"signal","id":91,"to":"b","payload":{"a\u007f\"\\":1e999}}"#, .invalidField, .number(91),
+                #"signal: field "payload.a\u{7f}\"\\" holds a number outside the range of a 64-bit double"#
+            ),
+            (
+                #"{"type":"signal","id":92,"to":"b","payload":{"\#(String(repeating: "k", count: 50))":1e999}}"#,
+                .invalidField, .number(92),
+                #"signal: field "payload.\#(String(repeating: "k", count: 40))…" holds a number outside the range of a 64-bit double"#
+            ),
+            (
+                #"{"type":"signal","id":93,"to":"b","payload":{"a":{"b":{"c":{"d":{"e":{"f":{"g":[0,1e999]}}}}}}}}"#,
+                .invalidField, .number(93),
+                #"signal: field "payload.a.….d.e.f.g[1]" holds a number outside the range of a 64-bit double"#
+            ),
             (
                 #"{"type":"subscribe","id":21,"publisher":"a","receive":{"address":"10.0.0.1","videoPort":1e30,"rtcpMux":true,"cryptoSuites":[]}}"#,
                 .invalidField, .number(21),

@@ -2,9 +2,9 @@ import RTP
 
 /// libFuzzer entry for the VP8 (RFC 7741) and VP9 (RFC 9628) depacketizers, three jobs per input:
 ///
-/// 1. Every length-prefixed chunk as a VP8 and as a VP9 payload descriptor: parsing never
-///    crashes; what parses has the length it reports, writes back to bytes that parse to the same
-///    descriptor, and agrees with the key-frame helpers.
+/// 1. Every length-prefixed chunk (each different one once) as a VP8 and as a VP9 payload
+///    descriptor: parsing never crashes; what parses has the length it reports, writes back to
+///    bytes that parse to the same descriptor, and agrees with the key-frame helpers.
 /// 2. The chunks as a packet stream (sequence-number step, timestamp step and marker from the
 ///    prefix byte) into both depacketizers with small limits: nothing crashes, every frame keeps
 ///    the limit, at no point do the frames handed out hold more bytes than the payloads fed so
@@ -18,7 +18,12 @@ import RTP
 public func fuzzVPXDepacketizer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = [UInt8](UnsafeRawBufferPointer(start: data, count: size))
     let chunks = lengthPrefixedChunks(input)
-    for (_, chunk) in chunks {
+    // The descriptor checks are a function of the chunk's bytes alone (static parsers, no state),
+    // so a chunk seen before in this input proves nothing new. Grown inputs repeat chunks a lot
+    // (of 65,152 chunks in a grown corpus of 752 files, 11,863 were new to their input and
+    // 32,686 empty), and each refused parse formats an error message.
+    var checked = Set<ArraySlice<UInt8>>()
+    for (_, chunk) in chunks where checked.insert(chunk).inserted {
         checkDescriptors(chunk)
     }
     feedGarbage(chunks, total: input.count)
