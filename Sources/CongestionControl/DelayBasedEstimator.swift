@@ -114,6 +114,9 @@ struct DelayBasedEstimator: Sendable, Hashable {
     private(set) var drainCap: Int?
     /// What the link carried during the current drain, and when the drain began.
     private var drainMeter: BusyLinkMeter?
+    /// The highest arrival rate of the drain's messages while the sender was far under its
+    /// estimate (`senderLimitedArrival`), bits per second.
+    private var drainSenderLimitedRate: Int?
     private var drainStartUs: Int64?
     /// Since when the acknowledged rate has stayed under `applicationLimitedRatio` × the
     /// estimate (the sender sends less than it may), µs; nil while it does not.
@@ -274,6 +277,9 @@ struct DelayBasedEstimator: Sendable, Hashable {
         if standingQueue?.isOverLimit == true {
             var meter = drainMeter ?? BusyLinkMeter()
             meter.add(received, reading: busyLinkRate(arrival: arrivalRate, acknowledged: acknowledgedBitrate))
+            if let rate = senderLimitedArrival(arrival: arrivalRate, acknowledged: acknowledgedBitrate) {
+                drainSenderLimitedRate = max(drainSenderLimitedRate ?? rate, rate)
+            }
             drainMeter = meter
         }
         let linkRate = drainMeter?.linkRate ?? acknowledgedBitrate
@@ -283,12 +289,17 @@ struct DelayBasedEstimator: Sendable, Hashable {
         } else if wasDraining {
             resumeAfterDrain(at: nowUs)
         }
-        if drainCap == nil { drainMeter = nil }
+        if drainCap == nil {
+            drainMeter = nil
+            drainSenderLimitedRate = nil
+        }
     }
 
-    /// Drained: resume just under the link's measured rate, which is its capacity now (D10, D11).
+    /// Drained: resume just under the link's measured rate, which is its capacity now (D10, D11),
+    /// or the arrival rate a sender far under its estimate saw (D32).
     private mutating func resumeAfterDrain(at nowUs: Int64) {
-        guard let linkRate = drainMeter?.resumeRate, let start = drainStartUs else { return }
+        guard let measured = drainMeter?.resumeRate, let start = drainStartUs else { return }
+        let linkRate = max(measured, drainSenderLimitedRate ?? 0)
         let resume = configuration.drainResumeFactor * Double(linkRate)
         let settled = nowUs - start >= Self.minimumResumedDrainUs && detector.state != .overusing
         if settled || resume < rateControl.bitrate {
@@ -318,6 +329,24 @@ struct DelayBasedEstimator: Sendable, Hashable {
         arrival.map { min($0, acknowledged ?? $0) } ?? acknowledged
     }
 
+    /// The arrival rate of a message when R_hat is the sender's own by D29's test and also under
+    /// half the estimate: an encoder that made far less than it may (the first change after a
+    /// still period), whose picture queued by itself. A drain's cap still takes the lower reading
+    /// (the queue clears sooner), but the resume after it and an over-use take this one: from
+    /// R_hat they put the estimate at a quarter of the link for a second after such a change.
+    /// A sender that filled its estimate, as before a capacity drop, has R_hat near the estimate
+    /// and gets nil (a loaded receiver's batches read its arrival rate far over the link).
+    /// Decision D32 (Docs/congestion.md): a sender-limited drain resumes at the arrival rate.
+    private func senderLimitedArrival(arrival: Int?, acknowledged: Int?) -> Int? {
+        guard let arrival, let acknowledged, isApplicationLimited(arrival: arrival, acknowledged: acknowledged),
+            Double(acknowledged) < Self.senderLimitedDrainRatio * rateControl.bitrate
+        else { return nil }
+        return arrival
+    }
+
+    /// R_hat under this fraction of the estimate: the sender did not use it (`senderLimitedArrival`).
+    static let senderLimitedDrainRatio = 0.5
+
     /// The rate the early back-off decreases from: the link's busy rate, or the arrival rate
     /// when R_hat is the sender's own (`isApplicationLimited`).
     private func earlyBackoffRate(arrival: Int?, acknowledged: Int?) -> Int? {
@@ -335,8 +364,9 @@ struct DelayBasedEstimator: Sendable, Hashable {
     /// cannot look like this: what the link delivers is then what R_hat measures. Only over a
     /// message of at least `applicationLimitedPackets` spanning `applicationLimitedSpanUs`: a
     /// shaper's burst compresses a few arrivals to far above the link's rate, and a decrease
-    /// from such a reading would hold a sender above the link. The drain keeps the lower rate
-    /// whatever R_hat is.
+    /// from such a reading would hold a sender above the link. The drain's cap keeps the lower
+    /// rate whatever R_hat is; its resume follows this when R_hat is under half the estimate too
+    /// (`senderLimitedArrival`, D32).
     /// Decision D29 (Docs/congestion.md): R_hat under half the arrival rate is the sender's.
     private func isApplicationLimited(arrival: Int, acknowledged: Int) -> Bool {
         guard received.count >= Self.applicationLimitedPackets, let first = received.first?.arrivalTimeUs,
@@ -356,7 +386,11 @@ struct DelayBasedEstimator: Sendable, Hashable {
     /// steady rate, and a decrease from the lower of the two at every over-use leaves the link
     /// underused. Also from the arrival rate when R_hat is the sender's own (`isApplicationLimited`, D29).
     /// Decision D15 (Docs/congestion.md): decrease from the arrival rate under 2/3 of R_hat.
+    /// A sender far under its estimate (`senderLimitedArrival`) decreases from the arrival rate
+    /// whatever the queue: the trend of its own picture's queue still says over-use after the
+    /// drain cleared it, and from R_hat that took the estimate to a quarter of the link (D32).
     private func overuseRate(arrival: Int?, acknowledged: Int) -> Int {
+        if let rate = senderLimitedArrival(arrival: arrival, acknowledged: acknowledged) { return rate }
         guard standingQueue?.isOverBackoffLimit == true, let arrival,
             Double(arrival) < Self.droppedLinkRatio * Double(acknowledged)
                 || isApplicationLimited(arrival: arrival, acknowledged: acknowledged)

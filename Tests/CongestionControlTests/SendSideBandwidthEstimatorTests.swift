@@ -205,8 +205,11 @@ struct SendSideBandwidthEstimatorTests {
         }
     }
 
-    @Test("after a still period, the first large picture's queue backs off from the link's arrival rate, not R_hat")
-    func earlyBackoffAfterAStillPeriod() throws {
+    @Test(
+        "after a still period, the first large picture's queue backs off from the link's arrival rate, not R_hat",
+        arguments: [20, 30]
+    )
+    func earlyBackoffAfterAStillPeriod(packets: Int) throws {
         let congestion = try Self.congestion()
         var link = Link()
         // Moving at the link's rate for 2 s, then still for 10 s (a packet a second), then a small
@@ -221,11 +224,14 @@ struct SendSideBandwidthEstimatorTests {
         #expect(Double(acknowledged) < 0.5 * Double(before), "R_hat \(acknowledged), estimate \(before)")
         // A large picture: 20 packets paced 3.84 ms apart, queued up to 115 ms at the link; then
         // the small change goes on.
-        sends = (0..<20).map { 14_000_000 + Int64($0) * 3_840 }
+        sends = (0..<packets).map { 14_000_000 + Int64($0) * 3_840 }
         sends += Array(stride(from: Int64(14_100_000), to: 15_500_000, by: 24_000))
         for sendUs in sends { try link.send(congestion, at: sendUs) }
         try link.feedback(congestion, until: 15_500_000)
         let after = congestion.delayBased.bitrate
+        print(
+            "still, then a picture of \(packets) packets: \(before) → \(after), queue back-offs \(congestion.statistics.queueBackoffs), over-uses \(congestion.statistics.overuseEvents), R_hat \(acknowledged)"
+        )
         #expect(congestion.statistics.queueBackoffs + congestion.statistics.overuseEvents >= 1)
         // Down to about the link's 1 Mbit/s (the estimate had grown over it while nothing
         // queued), not to a fraction of R_hat's 400 kbit/s.
