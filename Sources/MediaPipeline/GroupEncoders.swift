@@ -168,7 +168,8 @@ final class GroupEncoders {
                     frameRate: frameRate,
                     bitrateKbps: min(max(slot.targetKbps, 100), 50_000),
                     screenContent: hint != .motion,
-                    finestQuantizer: Self.finestQuantizer(for: Self.codec(of: slot.group), hint: hint)
+                    // Where this group's cadence converges (set with the slot).
+                    finestQuantizer: slot.cadence.configuration.convergedQP
                 )
             )
             slot.encoder = encoder
