@@ -344,26 +344,72 @@ public struct WebRTCReceived: Sendable, CustomStringConvertible {
         guard gray.count >= needed else {
             throw InteropFailure("video.gray has \(gray.count) bytes; summary.json lists \(needed)")
         }
-        var report = TimecodeReport()
         var values: [TimecodeStrip.Value?] = []
         gray.withUnsafeBufferPointer { all in
             var offset = 0
             for frame in frameTimes {
                 let size = frame.width * frame.height
-                let value = TimecodeStrip.decode(
-                    luma: UnsafeBufferPointer(rebasing: all[offset..<(offset + size)]),
-                    width: frame.width,
-                    height: frame.height,
-                    stride: frame.width,
-                    sourceWidth: sourceWidth
+                values.append(
+                    TimecodeStrip.decode(
+                        luma: UnsafeBufferPointer(rebasing: all[offset..<(offset + size)]),
+                        width: frame.width,
+                        height: frame.height,
+                        stride: frame.width,
+                        sourceWidth: sourceWidth
+                    )
                 )
-                report.add(value)
-                values.append(value)
                 offset += size
             }
         }
+        let stale = Self.stalePictures(
+            values,
+            frameTimes,
+            packetsLost: summary.video.packetsLost ?? 0
+        )
+        var report = TimecodeReport()
+        for (index, value) in values.enumerated() { report.add(value, stale: stale.contains(index)) }
         timecodes = report
         self.values = values
+    }
+
+    /// Pictures whose strip's capture time is more than `slackMs` older than their RTP time
+    /// says, against the median of all pictures. Only a decoder concealing a packet that never
+    /// arrived paints those (it repaints from an older picture), so only a peer that lost
+    /// packets gets any; in a run without loss such a picture stays out of order.
+    static func stalePictures(
+        _ values: [TimecodeStrip.Value?],
+        _ times: [WebRTCSummary.FrameTime],
+        packetsLost: Int,
+        slackMs: Double = 20
+    ) -> Set<Int> {
+        guard packetsLost > 0 else { return [] }
+        let offsets = zip(values, times).enumerated().compactMap { index, pair -> (Int, Double)? in
+            guard let value = pair.0 else { return nil }
+            return (index, Double(value.timeMs) - Double(pair.1.rtp) / 90)
+        }
+        guard !offsets.isEmpty else { return [] }
+        let median = offsets.map(\.1).sorted()[offsets.count / 2]
+        return Set(offsets.filter { $0.1 < median - slackMs }.map(\.0))
+    }
+
+    /// Where the timecodes went backwards: each such picture's index, its frame number and RTP
+    /// time, after the frame before it; empty when the pictures came in order.
+    public var orderBreaks: String {
+        let times = summary.video.frameTimes
+        var breaks: [String] = []
+        var last: (index: Int, value: TimecodeStrip.Value)?
+        for (index, value) in values.enumerated() {
+            guard let value else { continue }
+            if let previous = last, value.frame < previous.value.frame, index < times.count {
+                breaks.append(
+                    "picture \(index) (rtp \(times[index].rtp)) shows frame \(value.frame) "
+                        + "after frame \(previous.value.frame) in picture \(previous.index) "
+                        + "(rtp \(times[previous.index].rtp))"
+                )
+            }
+            last = (index, value)
+        }
+        return breaks.joined(separator: "; ")
     }
 
     /// Frames per second by RTP time: pictures after the first over the RTP time they span.

@@ -7,16 +7,24 @@ public struct TimecodeReport: Sendable, Equatable, CustomStringConvertible {
     public private(set) var lastFrame: UInt32?
     public private(set) var outOfOrder = 0
     public private(set) var repeated = 0
+    /// Readable pictures that showed an earlier frame than their RTP time says: a decoder
+    /// concealing a lost packet by repainting from an older picture. Kept out of the order.
+    public private(set) var stale = 0
     public private(set) var firstTimeMs: UInt32?
     public private(set) var lastTimeMs: UInt32?
 
     public init() {}
 
-    /// Adds one decoded picture (its value, or nil when the strip could not be read).
-    public mutating func add(_ value: TimecodeStrip.Value?) {
+    /// Adds one decoded picture (its value, or nil when the strip could not be read); a `stale`
+    /// picture counts as readable but not towards the order.
+    public mutating func add(_ value: TimecodeStrip.Value?, stale isStale: Bool = false) {
         pictures += 1
         guard let value else { return }
         readable += 1
+        if isStale {
+            stale += 1
+            return
+        }
         if let last = lastFrame {
             if value.frame == last {
                 repeated += 1
@@ -35,7 +43,7 @@ public struct TimecodeReport: Sendable, Equatable, CustomStringConvertible {
     /// Frames the sender numbered between the first and last seen that never showed up.
     public var missing: Int {
         guard let first = firstFrame, let last = lastFrame, last >= first else { return 0 }
-        return max(0, Int(last - first) + 1 - (readable - repeated))
+        return max(0, Int(last - first) + 1 - (readable - repeated - stale))
     }
 
     /// Capture rate implied by the timecodes: frames advanced over capture time elapsed.
@@ -52,8 +60,9 @@ public struct TimecodeReport: Sendable, Equatable, CustomStringConvertible {
         }
         let order = outOfOrder == 0 ? "in order" : "\(outOfOrder) out of order"
         let rate = captureFrameRate.map { String(format: "%.2f", $0) } ?? "?"
+        let staleText = stale == 0 ? "" : "\(stale) stale, "
         return "timecodes: \(readable)/\(pictures) pictures readable, frames \(first)…\(last) \(order), "
-            + "\(missing) missing, \(repeated) repeated, capture rate \(rate) fps"
+            + "\(missing) missing, \(repeated) repeated, \(staleText)capture rate \(rate) fps"
     }
 }
 
