@@ -124,6 +124,31 @@ public struct FrameRateGovernor: Sendable {
         return false
     }
 
+    /// The encoder's target rose from `old` to `new` (any unit, the same for both). By half
+    /// again or more (a receiver's start, then its probes, D33; a capacity found again), the
+    /// QPs gathered so far were coded for the old budget and say nothing about the new one: the
+    /// window starts over and the next one settles. The divisor becomes the smallest that still
+    /// gives each picture the budget the current one gave at `old`, at once, rather than a step
+    /// per two windows of low QPs. Returns true when the divisor changed (the caller rescales
+    /// the encoder's bitrate).
+    public mutating func targetRose(from old: Int, to new: Int) -> Bool {
+        guard configuration != nil, old > 0, Double(new) >= Self.riseFactor * Double(old) else { return false }
+        windowStart = nil
+        qpSum = 0
+        qpCount = 0
+        lowWindows = 0
+        settling = true
+        let needed = Double(old * divisor) / Double(new)
+        guard let smaller = Self.divisors.first(where: { Double($0) >= needed }), smaller < divisor else {
+            return false
+        }
+        divisor = smaller
+        return true
+    }
+
+    /// A rise by this factor or more starts the QP window over (`targetRose`).
+    public static let riseFactor = 1.5
+
     /// The frame rate changed pictures are sent at, for the status line.
     public func frameRate(nominal: Int) -> Double { Double(nominal) / Double(divisor) }
 }

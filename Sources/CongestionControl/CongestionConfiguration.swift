@@ -39,6 +39,17 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// the growth.
     /// Decision D7 (Docs/congestion.md): β = 0.9 keeps the sawtooth's trough inside 85 % of the link.
     public var backoffFactor = 0.9
+    /// Where the estimate of a receiver with transport-wide feedback starts, bits per second
+    /// (libwebrtc's default start, 300 kbit/s): its path is unknown, and the room's encoder may
+    /// run far above what it carries. It votes this rate from the moment it is added, so the key
+    /// frame it joins on is made for it, until it reports or `startVoteUs` after its first
+    /// packet; probing finds the rest within about a second of its first acknowledged rate.
+    /// nil starts it at the configured start rate, as receivers without that feedback do.
+    /// Decision D33 (Docs/congestion.md): an unknown path starts at 300 kbit/s.
+    public var unknownPathStart: Int? = 300_000
+    /// How long after its first packet a receiver that never reported still votes its start,
+    /// µs: one that negotiated feedback and sends none must not hold the room's encoder down.
+    public var startVoteUs: Int64 = 2_000_000
 
     public init() {}
 
@@ -56,6 +67,15 @@ public struct CongestionConfiguration: Sendable, Hashable {
     /// The encoder's target for a receiver that allows `bitsPerSecond` on the wire.
     func videoTarget(forWireRate bitsPerSecond: Int) -> Int {
         Int(Double(bitsPerSecond) * videoShare) - reservedBitrate
+    }
+
+    /// The bounds and start of a receiver's estimates: `unknownPathStart` (within the bounds)
+    /// instead of the configured start for a receiver whose path is unknown.
+    func receiverBitrate(_ bitrate: LossBased, pathUnknown: Bool) -> LossBased {
+        guard pathUnknown, let start = unknownPathStart, start < bitrate.start else { return bitrate }
+        var result = bitrate
+        result.start = max(start, bitrate.minimum)
+        return result
     }
 
     /// The delay-based controller's bounds and start, those of the loss-based one.

@@ -4,8 +4,8 @@
 /// A probe finds out within a round trip.
 ///
 /// - The first probe goes once transport feedback gave an acknowledged rate (the sender asks
-///   only then: `SendSideBandwidthEstimator.mayProbe`), at twice the estimate (libwebrtc probes
-///   3× and 6× its start rate; ours starts at 1.8 Mbit/s with a 4 Mbit/s default ceiling).
+///   only then: `SendSideBandwidthEstimator.mayProbe`), at twice the estimate, or at 3× an
+///   unknown path's 300 kbit/s start (`firstScale`; libwebrtc probes 3× and 6× its start).
 /// - A probe whose result reached 80 % of its rate found room: the next one goes at once, at
 ///   twice the result (libwebrtc's further probing, kRepeatedProbeMinPercentage 70 %).
 /// - Otherwise probing waits `intervalUs` (2 s), and after a decrease `afterDecreaseUs` (1 s;
@@ -21,6 +21,11 @@ struct ProbeController: Sendable {
     var afterDecreaseUs: Int64
     /// The highest rate worth probing for (the encoder's ceiling), bits per second.
     var maximum: Int
+    /// What the first probe multiplies, instead of 2: 3 from an unknown path's start
+    /// (libwebrtc's first exponential probe is 3× its start rate), so that a fast path is found
+    /// in a few round trips and a small probe's few packets do not decide it.
+    /// Decision D33 (Docs/congestion.md): an unknown path starts at 300 kbit/s.
+    var firstScale = 2.0
     private(set) var nextProbeUs: Int64 = 0
     private var inFlight: (id: Int, rate: Int, sentUs: Int64)?
     private var nextID = 1
@@ -48,7 +53,8 @@ struct ProbeController: Sendable {
             nextProbeUs = max(nextProbeUs, nowUs + intervalUs)
         }
         guard nowUs >= nextProbeUs, Double(estimate) < Self.headroom * Double(maximum) else { return nil }
-        return start(rate: min(2 * max(estimate, base), maximum), at: nowUs)
+        let scale = nextID == 1 ? firstScale : 2
+        return start(rate: min(Int(scale * Double(max(estimate, base))), maximum), at: nowUs)
     }
 
     private mutating func start(rate: Int, at nowUs: Int64) -> (id: Int, rate: Int) {

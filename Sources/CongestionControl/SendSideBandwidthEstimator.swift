@@ -49,26 +49,40 @@ public final class SendSideBandwidthEstimator {
     /// Whether the pacer sends at the allowed rate itself rather than at the pacing factor ×
     /// (`updateDrainPacing`).
     var pacesAtAllowedRate = false
+    /// A receiver that agreed on transport feedback in an offer/answer and has the number: its
+    /// estimate starts at `CongestionConfiguration.unknownPathStart`, and it votes it (`startVote`).
+    let pathUnknown: Bool
+    /// When a probe last found room (its result at 80 % of its rate or more, no over-use), µs:
+    /// a viewer of simulcast may move up a layer without waiting out the hold
+    /// (`probeFoundRoom(within:at:)`).
+    private var lastProbeWithRoomUs: Int64?
+    /// When the first stamped packet left, µs (`startVote`).
+    private var firstSentUs: Int64?
 
     /// A receiver that agreed on `transportWideID` (one-byte ids 1–14 only; nil or any other
     /// turns transport-wide numbers off for it), whose audio carries them too when
     /// `stampsAudio`. `bitrate` bounds both estimates and holds the loss-based thresholds;
-    /// `configuration` the rest.
+    /// `configuration` the rest. `pathUnknown`: it agreed on transport feedback in an
+    /// offer/answer, so it starts at the unknown path's rate (D33).
     public init(
         configuration: CongestionConfiguration,
         bitrate: CongestionConfiguration.LossBased,
         transportWideID: UInt8?,
-        stampsAudio: Bool
+        stampsAudio: Bool,
+        pathUnknown: Bool = false
     ) throws {
         self.configuration = configuration
         self.transportWideID = transportWideID.flatMap { (1...14).contains($0) ? $0 : nil }
         self.stampsAudio = stampsAudio && self.transportWideID != nil
+        self.pathUnknown = pathUnknown && self.transportWideID != nil && configuration.unknownPathStart != nil
+        let bitrate = configuration.receiverBitrate(bitrate, pathUnknown: self.pathUnknown)
         let rateControl = configuration.rateControl(bitrate)
         sent = try SentPacketHistory()
         delayBased = try DelayBasedEstimator(configuration: .init(rateControl: rateControl))
         delayBased.standingQueue = StandingQueueDetector()
         lossBased = try LossBasedBitrateController(configuration: bitrate)
         probes = ProbeController(maximum: rateControl.maximum)
+        if self.pathUnknown { probes.firstScale = 3 }
         pacer = try configuration.pacing.map { try Pacer(configuration: $0) }
         results.reserveCapacity(1024)
         clusters.reserveCapacity(1024)
@@ -98,6 +112,7 @@ public final class SendSideBandwidthEstimator {
 
     /// Remembers a stamped packet as it leaves at `now` (`size`: the protected datagram).
     public func recordSent(_ number: UInt16, size: Int, at now: UInt64) {
+        if firstSentUs == nil { firstSentUs = Int64(now / 1000) }
         sent.record(
             sequenceNumber: number,
             sendTimeUs: Int64(now / 1000),
@@ -147,6 +162,22 @@ public final class SendSideBandwidthEstimator {
     /// our video, or transport feedback); nil before: it has no vote on the encoder's rate yet.
     public var allowedBitrate: Int? {
         hasReceiverReports || hasTransportFeedback ? targetBitrate : nil
+    }
+
+    /// What this receiver votes for the encoder before it reported, bits per second: its start
+    /// estimate, while its path is unknown (`pathUnknown`), it has not reported and its first
+    /// packet left less than `CongestionConfiguration.startVoteUs` before `now`; else nil.
+    /// Decision D33 (Docs/congestion.md): an unknown path starts at 300 kbit/s.
+    public func startVote(at now: UInt64) -> Int? {
+        guard pathUnknown, allowedBitrate == nil else { return nil }
+        if let first = firstSentUs, Int64(now / 1000) - first > configuration.startVoteUs { return nil }
+        return targetBitrate
+    }
+
+    /// Whether a probe found room within `windowNs` before `now` (monotonic ns).
+    public func probeFoundRoom(within windowNs: UInt64, at now: UInt64) -> Bool {
+        guard let found = lastProbeWithRoomUs else { return false }
+        return Int64(now / 1000) - found <= Int64(windowNs / 1000)
     }
 
     /// Whether transport feedback has arrived, so the delay-based estimate counts.
@@ -249,7 +280,9 @@ extension SendSideBandwidthEstimator {
         for (result, cluster) in zip(results, clusters) where cluster >= 0 {
             guard let rate = probeEstimator.add(result, cluster: cluster) else { continue }
             statistics.lastProbeBitrate = rate
-            delayBased.applyProbeResult(rate, foundRoom: probes.foundRoom(rate, cluster: cluster), at: nowUs)
+            let room = probes.foundRoom(rate, cluster: cluster)
+            if room && !overusing { lastProbeWithRoomUs = nowUs }
+            delayBased.applyProbeResult(rate, foundRoom: room, at: nowUs)
             probes.record(result: rate, cluster: cluster, at: nowUs)
             if !overusing { probed = rate }
         }

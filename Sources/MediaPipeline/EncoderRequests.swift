@@ -34,8 +34,9 @@ public final class EncoderRequests: Sendable {
         }
     }
 
-    /// Receivers' feedback moved the target: the encoder takes it before its next frame.
-    func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
+    /// Receivers' feedback (or a newcomer's start, `MediaSender.retarget`) moved the target:
+    /// the encoder takes it before its next frame.
+    public func requestBitrate(kbps: Int) { bitrateRequest.withLock { $0 = kbps } }
 
     /// Reads and clears the newest bitrate request.
     func takeBitrateRequest() -> Int? {

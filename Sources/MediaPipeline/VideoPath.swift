@@ -318,6 +318,7 @@ public final class VideoPath {
     /// the feedback; key-frame requests go through the cadence, `nextAction`).
     private func applyBitrateRequest() {
         guard let kbps = control.takeBitrateRequest() else { return }
+        _ = governor.targetRose(from: targetKbps, to: kbps)
         targetKbps = kbps
         pathLimited = kbps < ceilingKbps
         applyBitrate()

@@ -38,6 +38,11 @@ public struct DestinationOptions: Sendable, Equatable {
     /// and the number is per send.
     public var transportWideSequenceNumberID: UInt8?
     public var transportWideAudio: Bool
+    /// It agreed on transport feedback in an offer/answer exchange (a WebRTC viewer, a WHIP
+    /// endpoint), so it will report: its path is unknown until then and its estimate starts at
+    /// `CongestionConfiguration.unknownPathStart` (D33). A receiver of our SDP file may send
+    /// transport feedback or only RR; it starts at the configured rate.
+    public var agreedOnTransportFeedback: Bool
     /// The receiver asks for the key frames it needs (PLI, FIR: WebRTC viewers, WHIP endpoints),
     /// so it needs no periodic refresh. False for SDES receivers (the preview, `--to`, room
     /// subscribers with an SDP file): ffplay and the like never ask, and one that starts late
@@ -55,6 +60,7 @@ public struct DestinationOptions: Sendable, Equatable {
         payloadTypes: PayloadTypeRewrite? = nil,
         transportWideSequenceNumberID: UInt8? = nil,
         transportWideAudio: Bool = false,
+        agreedOnTransportFeedback: Bool = false,
         asksForKeyFrames: Bool = false,
         layers: DestinationLayers = .first
     ) {
@@ -62,6 +68,7 @@ public struct DestinationOptions: Sendable, Equatable {
         self.asksForKeyFrames = asksForKeyFrames
         self.transportWideSequenceNumberID = transportWideSequenceNumberID
         self.transportWideAudio = transportWideAudio
+        self.agreedOnTransportFeedback = agreedOnTransportFeedback
         self.payloadTypes = payloadTypes
         self.retransmission = retransmission
         self.acceptsUnauthenticatedFeedback = acceptsUnauthenticatedFeedback

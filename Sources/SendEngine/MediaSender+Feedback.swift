@@ -54,12 +54,27 @@ extension MediaSender {
         }
         for layer in layers where layer.keyFrames.due(at: now) { actions.keyFrameLayers |= 1 << layer.index }
         selectLayers(now: now, actions: &actions)
+        for destination in destinations { destination.congestion.updateDrainPacing() }
+        actions.targetBitrate = retarget(at: now)
+        for destination in destinations where destination.congestion.isPaced {
+            applyPacingRate(to: destination)
+            probeIfDue(destination, at: now)
+            probeLayerIfDue(destination, at: now)
+        }
+        return actions
+    }
+
+    /// The encoder's target from every receiver's vote at `now`, when it moved by at least
+    /// `FeedbackConfiguration.bitrateChangeThreshold` (else nil). A receiver that has not
+    /// reported votes its start when it has one (`SendSideBandwidthEstimator.startVote`): call
+    /// this right after adding a destination, so the key frame the newcomer joins on is made
+    /// at its rate.
+    public func retarget(at now: UInt64) -> Int? {
         bitrateVotes.removeAll(keepingCapacity: true)
         // Layer 0's encoder follows the receivers that get layer 0: a viewer moved to a lower
         // layer no longer pulls it down.
         for destination in destinations {
-            destination.congestion.updateDrainPacing()
-            guard let allowed = destination.allowedBitrate,
+            guard let allowed = destination.allowedBitrate ?? destination.congestion.startVote(at: now),
                 let vote = layerZeroVote(of: destination, allowed: allowed)
             else { continue }
             bitrateVotes.append(vote)
@@ -67,16 +82,9 @@ extension MediaSender {
         let target = bitratePolicy.target(&bitrateVotes)
         weakestFollowedVote = bitratePolicy.weakestFollowed(&bitrateVotes)
         let threshold = configuration.feedback.bitrateChangeThreshold
-        if abs(Double(target - targetBitrate)) >= threshold * Double(targetBitrate) {
-            targetBitrate = target
-            actions.targetBitrate = target
-        }
-        for destination in destinations where destination.congestion.isPaced {
-            applyPacingRate(to: destination)
-            probeIfDue(destination, at: now)
-            probeLayerIfDue(destination, at: now)
-        }
-        return actions
+        guard abs(Double(target - targetBitrate)) >= threshold * Double(targetBitrate) else { return nil }
+        targetBitrate = target
+        return target
     }
 
     /// When `pollFeedback` has timed work to do with no datagram (a key-frame request the

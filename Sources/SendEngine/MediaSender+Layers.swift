@@ -34,6 +34,13 @@ extension MediaSender {
     }
 
     private func selectLayer(of destination: Destination, now: UInt64) {
+        // A probe that found room showed the path carries its rate, as a layer probe does for a
+        // receiver without transport feedback: a move up the estimate allows need not wait out
+        // the hold (a viewer that starts on the lowest layer at an unknown path's start, D33,
+        // moves up within a second of its probes instead of three).
+        if destination.congestion.probeFoundRoom(within: Self.probeEvidenceWindow, at: now) {
+            destination.selection?.probePassed(at: now)
+        }
         guard let budget = destination.layerBudget(at: now),
             let layer = destination.selection?.choose(budget: budget.allowed, probed: budget.probed, at: now)
         else { return }
@@ -111,6 +118,9 @@ extension MediaSender {
         }
         return max(Self.minimumTopLayerBitrate, vote - needs.dropFirst().reduce(0, +))
     }
+
+    /// How recent a probe that found room must be to count for a move up, ns.
+    static let probeEvidenceWindow: UInt64 = 1_000_000_000
 
     /// The least layer 0 is given when the lower layers take most of an SFU's estimate.
     public static let minimumTopLayerBitrate = 150_000

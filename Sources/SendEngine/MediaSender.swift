@@ -290,7 +290,8 @@ public final class MediaSender {
                 configuration: congestion,
                 bitrate: configuration.feedback.bitrate,
                 transportWideID: transportWideID,
-                stampsAudio: options.transportWideAudio
+                stampsAudio: options.transportWideAudio,
+                pathUnknown: options.agreedOnTransportFeedback
             ),
             videoReports: try layers.map { layer in
                 try SenderReportBuilder(

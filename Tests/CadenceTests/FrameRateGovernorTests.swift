@@ -75,3 +75,60 @@ import Testing
         #expect(first && !next && forced)
     }
 }
+
+extension FrameRateGovernorTests {
+    /// A target that rises by half again or more gives the pictures back at once, as many as
+    /// the new rate gives the per-picture budget the divisor gave at the old one: from 5 fps
+    /// (divisor 6) at 200 kbit/s, 1200 keeps 6 × 200 / 1200 = 1, 600 → 2, 400 → 3, 300 → 4; a
+    /// smaller rise, the same or a fall changes nothing (coarse windows do that); `motion` has
+    /// no divisor to change.
+    @Test(arguments: [
+        (old: 200, new: 1200, divisor: 1, changed: true),
+        (old: 200, new: 600, divisor: 2, changed: true),
+        (old: 200, new: 400, divisor: 3, changed: true),
+        (old: 200, new: 300, divisor: 4, changed: true),
+        (old: 200, new: 290, divisor: 6, changed: false),
+        (old: 200, new: 200, divisor: 6, changed: false),
+        (old: 200, new: 100, divisor: 6, changed: false),
+    ])
+    func aRisingTargetGivesPicturesBack(_ row: (old: Int, new: Int, divisor: Int, changed: Bool)) {
+        var governor = FrameRateGovernor(hint: .detail, frameRate: 30)
+        let run = Self.run(&governor, from: 0, seconds: 30, qp: 40)
+        #expect(run.divisor == 6)
+        #expect(governor.targetRose(from: row.old, to: row.new) == row.changed)
+        #expect(governor.divisor == row.divisor)
+        var motion = FrameRateGovernor(hint: .motion, frameRate: 30)
+        #expect(!motion.targetRose(from: row.old, to: row.new) && motion.divisor == 1)
+    }
+
+    /// Coarse pictures coded at a start's rate do not step the rate down once the target has
+    /// risen: the window starts over at the rise and the next one settles; only a full coarse
+    /// window at the new rate steps down. A rise under half again leaves the window alone.
+    @Test func aRiseStartsTheWindowOver() {
+        func feed(_ governor: inout FrameRateGovernor, _ range: Range<Int>) -> Int {
+            var admitted = 0
+            for index in range {
+                let t = UInt64(index) * Self.period
+                if governor.admits(changedPictureAt: t) {
+                    admitted += 1
+                    _ = governor.encoded(qp: 40, at: t)
+                }
+            }
+            return admitted
+        }
+        var governor = FrameRateGovernor(hint: .detail, frameRate: 30)
+        _ = feed(&governor, 0..<24)
+        let rose = governor.targetRose(from: 165, to: 866)
+        #expect(!rose && governor.divisor == 1, "no divisor to give back")
+        #expect(feed(&governor, 24..<84) == 60 && governor.divisor == 1, "the window after the rise settles")
+        _ = feed(&governor, 84..<90)
+        #expect(governor.divisor == 2, "a coarse window at the new rate steps down")
+
+        var small = FrameRateGovernor(hint: .detail, frameRate: 30)
+        _ = feed(&small, 0..<24)
+        let smallRise = small.targetRose(from: 1000, to: 1400)
+        #expect(!smallRise)
+        _ = feed(&small, 24..<32)
+        #expect(small.divisor == 2, "a rise under half again leaves the coarse window counting")
+    }
+}

@@ -36,11 +36,17 @@ struct PacedSendTests {
     /// 2.5 × the start rate: what the pacer runs at before any feedback.
     static let pacingRate = 4_500_000
 
-    static func sender(pacing: Bool = true, maximumPacedBacklogUs: Int64? = nil) throws -> MediaSender {
+    static func sender(
+        pacing: Bool = true,
+        maximumPacedBacklogUs: Int64? = nil,
+        unknownPathStart: Int? = nil
+    ) throws -> MediaSender {
         var configuration = MediaSender.Configuration(cname: "paced")
         configuration.congestion = .enabled
         if let maximumPacedBacklogUs { configuration.congestion.maximumPacedBacklogUs = maximumPacedBacklogUs }
         if !pacing { configuration.congestion.pacing = nil }
+        // Receivers start at the configured rate unless asked (D33: `UnknownPathStartTests`).
+        configuration.congestion.unknownPathStart = unknownPathStart
         configuration.feedback.bitrate = CongestionConfiguration.LossBased(
             minimum: 150_000,
             maximum: 4_000_000,

@@ -1,6 +1,7 @@
 import DTLS
 import JSEP
 import Logging
+import Media
 import MediaPipeline
 import ProcessSupport
 import SDP
@@ -280,8 +281,10 @@ final class WebRTCSubscribers: @unchecked Sendable {
     }
 
     /// The destination a connected viewer gets: its payload types, RTX when it offered RTX.
+    /// The encoder takes the newcomer's start vote before the key frame it joins on
+    /// (`MediaSender.retarget`).
     private func connect(_ subscriber: String, link: WebRTCLink, viewer: Viewer) throws {
-        try (viewer.group?.sender ?? control.sender).withLock { sender in
+        let target = try (viewer.group?.sender ?? control.sender).withLock { sender in
             let rtx = viewer.answer.video?.retransmissionPayloadType
             let payloadTypes = PayloadTypeRewrite(
                 sentVideo: sender.configuration.videoPayloadType,
@@ -300,6 +303,7 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     payloadTypes: payloadTypes,
                     transportWideSequenceNumberID: viewer.answer.video?.transportWideSequenceNumberID,
                     transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil,
+                    agreedOnTransportFeedback: viewer.answer.video?.transportWideSequenceNumberID != nil,
                     asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [
                         .pictureLossIndication, .fullIntraRequest,
                     ]),
@@ -307,7 +311,9 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     layers: sender.layers.count > 1 ? .adaptive : .first
                 )
             )
+            return sender.retarget(at: MonotonicClock.now())
         }
+        if let target { (viewer.group?.requests ?? control.media.requests).requestBitrate(kbps: target / 1000) }
     }
 
     /// The subscribers that hold a transport (connecting or connected).
