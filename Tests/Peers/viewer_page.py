@@ -269,6 +269,8 @@ def summarize(tab):
             "freezeGapsMs": freezes,
             "maxGapMs": round(max_gap) if max_gap else None,
             "gapsOver500Ms": [round(b - a) for a, b in gaps],
+            # When each began, ms into the window: a freeze to place against the sender's log.
+            "gapsOver500MsAtMs": [round(a - start["now"]) for a, b in gaps],
             "statsFreezeCount": s1.get("freezes"),
             "statsFreezeCountInWindow": stats_freezes,
             "pageFreezesInWindow": end["counts"].get("freezes", 0) - start["counts"].get("freezes", 0),

@@ -23,6 +23,8 @@ public struct ViewerPageSummary: Decodable, Sendable {
             public var maxGapMs: Double?
             /// Every gap over 500 ms, whatever the page's state.
             public var gapsOver500Ms: [Double]?
+            /// When each of those began, ms into the window.
+            public var gapsOver500MsAtMs: [Double]?
             /// The page's own freeze count over the window (it counts none while still).
             public var pageFreezesInWindow: Int?
             /// The browser's getStats `freezeCount` at the end minus at the start of the window.

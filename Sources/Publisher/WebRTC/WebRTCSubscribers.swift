@@ -303,7 +303,10 @@ final class WebRTCSubscribers: @unchecked Sendable {
                     payloadTypes: payloadTypes,
                     transportWideSequenceNumberID: viewer.answer.video?.transportWideSequenceNumberID,
                     transportWideAudio: viewer.answer.audio?.transportWideSequenceNumberID != nil,
-                    agreedOnTransportFeedback: viewer.answer.video?.transportWideSequenceNumberID != nil,
+                    // D33's start, but not with simulcast: under the top layer's need it starts
+                    // on the lowest layer, and its probes cannot always show the room to move up.
+                    agreedOnTransportFeedback: viewer.answer.video?.transportWideSequenceNumberID != nil
+                        && sender.layers.count == 1,
                     asksForKeyFrames: !(viewer.answer.video?.feedback ?? []).isDisjoint(with: [
                         .pictureLossIndication, .fullIntraRequest,
                     ]),
