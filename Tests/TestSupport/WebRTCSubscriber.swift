@@ -321,6 +321,8 @@ public struct WebRTCReceived: Sendable, CustomStringConvertible {
     public let timecodes: TimecodeReport
     /// Each picture's timecode (nil where unreadable), aligned with `summary.video.frameTimes`.
     public let values: [TimecodeStrip.Value?]
+    /// The indices of the pictures counted stale (`stalePictures`).
+    public let stale: Set<Int>
     /// The offer the peer sent and the answer it got (nil when it never got that far).
     public let offer: String?
     public let answer: String?
@@ -361,11 +363,7 @@ public struct WebRTCReceived: Sendable, CustomStringConvertible {
                 offset += size
             }
         }
-        let stale = Self.stalePictures(
-            values,
-            frameTimes,
-            packetsLost: summary.video.packetsLost ?? 0
-        )
+        stale = Self.stalePictures(values, frameTimes, packetsLost: summary.video.packetsLost ?? 0)
         var report = TimecodeReport()
         for (index, value) in values.enumerated() { report.add(value, stale: stale.contains(index)) }
         timecodes = report
@@ -392,13 +390,14 @@ public struct WebRTCReceived: Sendable, CustomStringConvertible {
         return Set(offsets.filter { $0.1 < median - slackMs }.map(\.0))
     }
 
-    /// Where the timecodes went backwards: each such picture's index, its frame number and RTP
-    /// time, after the frame before it; empty when the pictures came in order.
+    /// Where the timecodes went backwards, as `timecodes.outOfOrder` counts it (stale pictures
+    /// left out): each such picture's index, its frame number and RTP time, after the frame
+    /// before it; empty when the pictures came in order.
     public var orderBreaks: String {
         let times = summary.video.frameTimes
         var breaks: [String] = []
         var last: (index: Int, value: TimecodeStrip.Value)?
-        for (index, value) in values.enumerated() {
+        for (index, value) in values.enumerated() where !stale.contains(index) {
             guard let value else { continue }
             if let previous = last, value.frame < previous.value.frame, index < times.count {
                 breaks.append(
