@@ -16,8 +16,9 @@ public final class MediaControl: Sendable {
     /// The H.264 encoder's key-frame and bitrate requests.
     public let requests: EncoderRequests
     private let stopRequested = Locked(false)
-    /// Whether the cadence holds a still picture (Docs/cadence.md), as the media thread last said.
-    private let still = Locked(false)
+    /// Whether the cadence holds a still picture (Docs/cadence.md), as the media thread last said,
+    /// and how many times that changed.
+    private let still = Locked(Stillness(isStill: false, changes: 0))
     /// Each change of `isStill`, for whoever tells the room (`stream-state`). Only the newest is
     /// kept: a reader that fell behind wants the state now, not the flicker before it.
     public let stillChanges: AsyncStream<Bool>
@@ -40,8 +41,9 @@ public final class MediaControl: Sendable {
     /// (a short lock, and a yield into a one-slot buffer).
     func cadenceIsStill(_ value: Bool) {
         let changed = still.withLock { current -> Bool in
-            defer { current = value }
-            return current != value
+            guard current.isStill != value else { return false }
+            current = Stillness(isStill: value, changes: current.changes &+ 1)
+            return true
         }
         if changed { stillSink.yield(value) }
     }
@@ -87,7 +89,11 @@ public final class MediaControl: Sendable {
     public var groups: [CodecGroup] { codecGroups.withLock { $0 } }
 
     /// Whether the picture is still now.
-    public var isStill: Bool { still.withLock { $0 } }
+    public var isStill: Bool { still.withLock { $0.isStill } }
+
+    /// Whether the picture is still now, and how many changes led there: a reader that waited
+    /// can tell a picture that stayed still from one that moved and stopped again meanwhile.
+    public var stillness: Stillness { still.withLock { $0 } }
 
     /// The next frame is encoded as an IDR (`EncoderRequests.requestKeyFrame`).
     public func requestKeyFrame() { requests.requestKeyFrame() }
@@ -135,4 +141,11 @@ public final class MediaControl: Sendable {
             return $0
         }
     }
+}
+
+/// The cadence's stillness as the media thread last said it (`MediaControl.stillness`).
+public struct Stillness: Sendable, Equatable {
+    public var isStill: Bool
+    /// Changes between still and not so far.
+    public var changes: Int
 }

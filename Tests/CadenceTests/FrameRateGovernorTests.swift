@@ -77,6 +77,31 @@ import Testing
 }
 
 extension FrameRateGovernorTests {
+    /// Coarse windows whose QP falls fast are x264's rate control catching up with a new budget
+    /// (after a rise it follows over seconds), not a rate too short for the screen: the rate
+    /// stays. A coarse window that fell 3 or less, or rose, steps down as before; a window under
+    /// 37 never steps whatever it fell.
+    @Test(arguments: [
+        (first: 53, second: 40, divisor: 1),
+        (first: 44, second: 40, divisor: 1),
+        (first: 43, second: 40, divisor: 2),
+        (first: 41, second: 40, divisor: 2),
+        (first: 38, second: 45, divisor: 2),
+        (first: 60, second: 36, divisor: 1),
+    ])
+    func aFastFallingQPKeepsTheRate(_ row: (first: Int, second: Int, divisor: Int)) {
+        // A rise: its first window (at `first`) settles; the next (at `second`) may step.
+        var governor = FrameRateGovernor(hint: .detail, frameRate: 30)
+        _ = Self.run(&governor, from: 0, seconds: 2, qp: 30)
+        _ = governor.targetRose(from: 165, to: 1041)
+        _ = Self.run(&governor, from: 60, seconds: 1, qp: row.first)
+        _ = Self.run(&governor, from: 90, seconds: 2, qp: row.second)
+        #expect(governor.divisor == row.divisor, "\(row)")
+        // Once it stops falling, a coarse window steps down after all.
+        _ = Self.run(&governor, from: 150, seconds: 1, qp: row.second)
+        #expect(governor.divisor == (row.second > 37 ? 2 : 1), "\(row), then level")
+    }
+
     /// A target that rises by half again or more gives the pictures back at once, as many as
     /// the new rate gives the per-picture budget the divisor gave at the old one: from 5 fps
     /// (divisor 6) at 200 kbit/s, 1200 keeps 6 × 200 / 1200 = 1, 600 → 2, 400 → 3, 300 → 4; a

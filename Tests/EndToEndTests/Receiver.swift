@@ -315,3 +315,46 @@ func udpPortIsBound(_ port: Int) -> Bool {
         }
     }
 }
+
+/// The publisher's second-by-second record (`--stats-json`), one short entry per second, for a
+/// failure message: when a receiver saw too little, was it the capture, the rate the estimate
+/// gave, the quantizer, or the frame-rate governor?
+struct PublisherTimeline: CustomStringConvertible {
+    var entries: [String] = []
+
+    init(statsFile path: String) {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+        for line in text.split(separator: "\n") {
+            guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let totals = record["totals"] as? [String: Any]
+            else { continue }
+            let time = record["time"] as? Double ?? 0
+            let fpsIn = record["fpsIn"] as? Double ?? 0
+            let fpsOut = record["fpsOut"] as? Double ?? 0
+            let kbps = record["videoKbps"] as? Double ?? 0
+            entries.append(
+                String(format: "%.0fs in %.0f out %.0f fps %.0f kbit/s", time, fpsIn, fpsOut, kbps)
+                    + " target \(totals["videoBitrateTargetKbps"] as? Int ?? -1)"
+                    + " qp \(totals["lastQuantizer"] as? Int ?? -1)"
+                    + " governed \(totals["framesGoverned"] as? Int ?? -1)"
+                    + " \(totals["cadence"] as? String ?? "?")"
+                    + Self.estimates(totals["feedback"] as? [String: Any] ?? [:])
+            )
+        }
+    }
+
+    /// Each destination's estimate and how it got there (probes, the delay detector's state).
+    private static func estimates(_ feedback: [String: Any]) -> String {
+        feedback.keys.sorted().map { id in
+            let destination = feedback[id] as? [String: Any] ?? [:]
+            let congestion = destination["congestion"] as? [String: Any] ?? [:]
+            let estimate = (destination["bitrateEstimate"] as? Int).map { "\($0 / 1000)" } ?? "-"
+            let probe = (congestion["lastProbeBitrate"] as? Int).map { "\($0 / 1000)" } ?? "-"
+            return " \(id) estimate \(estimate) probes \(congestion["probesSent"] as? Int ?? 0) last \(probe)"
+                + " \(congestion["delayState"] as? String ?? "-") overuses \(congestion["overuseEvents"] as? Int ?? 0)"
+                + " backoffs \(congestion["queueBackoffs"] as? Int ?? 0)"
+        }.joined()
+    }
+
+    var description: String { "publisher per second: " + entries.joined(separator: "; ") }
+}

@@ -403,7 +403,7 @@ extension PublishEndToEndTests {
                 [
                     "--room", "123456", "--uid", "alice_sub", "--signal", "127.0.0.1:\(port)", "--no-preview",
                     "--ice-address", "127.0.0.1", "--video", "x11:\(xvfb.display)", "--audio", "test",
-                    "--duration", "40",
+                    "--duration", "40", "--stats-json", "stats.jsonl",
                 ],
                 directory: directory
             )
@@ -422,10 +422,11 @@ extension PublishEndToEndTests {
             #expect(tab.width == 1280 && tab.height == 720, "\(tab.width)x\(tab.height)")
             // As expectPlayed, but a painted frame the 30 fps grab took twice may show twice (the
             // painter's and the grab's clocks beat; see expectTimecodes): never one backwards.
-            #expect((tab.playbackQuality.fps ?? 0) >= 27, "\(tab.playbackQuality)")
+            let timeline = PublisherTimeline(statsFile: directory.path + "/stats.jsonl")
+            #expect((tab.playbackQuality.fps ?? 0) >= 27, "\(tab.playbackQuality); \(timeline)")
             #expect(tab.frames.freezes == 0, "\(tab.frames)")
             #expect(tab.audio.arriving, "\(tab.audio)")
-            #expect(Double(tab.timecodes.count) >= 0.8 * 30 * 10, "\(tab.timecodes)")
+            #expect(Double(tab.timecodes.count) >= 0.8 * 30 * 10, "\(tab.timecodes); \(timeline)")
             #expect(tab.timecodes.backwards == 0, "\(tab.timecodes)")
             #expect(tab.glassToGlassMs.count > 0, "\(tab.glassToGlassMs)")
             publish.interrupt()

@@ -107,10 +107,11 @@ struct RoomPresence {
     /// freeze. Started once in the room, so nothing is said outside one; converging counts as
     /// moving. After a reconnect the client library says a still state again by itself.
     ///
-    /// `still` is said once the cadence stayed still for ``stillDwell``: a moving screen's grab
-    /// that caught no new paint makes the cadence still for a picture or two (measured: 26–83 ms,
-    /// several times a second), which would be a line to every member each time and a page
-    /// flickering between `still` and `playing`. `moving` is said at once.
+    /// `still` is said once the cadence stayed still, without a change between, for
+    /// ``stillDwell``: a moving screen's grab that caught no new paint makes the cadence still for
+    /// a picture or a few (measured on Xvfb: 26–83 ms idle, over 100 ms on a loaded 2-core host),
+    /// which would be a line to every member each time and a page flickering between `still`
+    /// and `playing`. `moving` is said at once.
     private func tellStillness(client: SignalingClient) async {
         var said = StreamState.moving
         for await still in control.media.stillChanges {
@@ -118,8 +119,10 @@ struct RoomPresence {
             guard state != said else { continue }
             if state == .still {
                 // One timer per transition; the change that ends a short still waits in the stream.
+                let before = control.media.stillness.changes
                 try? await Task.sleep(for: Self.stillDwell)
-                guard control.media.isStill else { continue }
+                let after = control.media.stillness
+                guard after.isStill, after.changes == before else { continue }
             }
             said = state
             await tell(state, client: client)
@@ -160,9 +163,10 @@ struct RoomPresence {
         }
     }
 
-    /// How long the cadence must stay still before the room is told: well inside the first idle
-    /// second (a player counts a freeze after 500 ms), longer than a moving screen's blips.
-    static let stillDwell = Duration.milliseconds(100)
+    /// How long the cadence must stay still before the room is told: longer than a moving
+    /// screen's blips, and early enough that the notice reaches a page before the first idle
+    /// repeat a second after the last change (the page counts a gap without one as a freeze).
+    static let stillDwell = Duration.milliseconds(300)
 
     /// One `stream-state`. A failure (a dropped connection) is not retried here: the client
     /// library keeps the state and says `still` again after the rejoin, and a rejoined stream
