@@ -112,11 +112,18 @@ final class BlockDiffer {
     /// split to find its blocks, which then drop out of the rows below. A changed block thus
     /// costs the rows down to its first difference, and a repaint that changed every block next to
     /// nothing.
+    ///
+    /// `changedRun`, when given, gets each block row's runs of adjacent changed blocks (picture
+    /// coordinates) as soon as that block row is compared, while its pixels are in this core's
+    /// cache: the converter reads them there instead of from memory after the whole comparison.
+    /// It returns false to hear of no more runs (its conversion failed).
     func compare(
         _ fresh: BorrowedBGRXPicture,
         against reference: UnsafeMutableRawPointer,
-        into area: inout ChangedArea
+        into area: inout ChangedArea,
+        changedRun: ((PixelRect) -> Bool)? = nil
     ) -> (changedPixels: Int, missed: Int, everyBlock: Bool) {
+        var changedRun = changedRun
         guard fresh.width == width, fresh.height == height else { return (0, 0, false) }
         var changedPixels = 0
         // Last grab's suspects that this grab's damage does not cover were missed by DAMAGE.
@@ -160,6 +167,28 @@ final class BlockDiffer {
                             if marks[block] == Mark.stripe { suspects.append(blockRow * blocksX + block) }
                             marks[block] |= Mark.changed
                             changedPixels += bytes / 4 * (bottom - top)
+                        }
+                    }
+                }
+                if let take = changedRun {
+                    var column = 0
+                    while column < blocksX {
+                        guard marks[column] & Mark.changed != 0 else {
+                            column += 1
+                            continue
+                        }
+                        let start = column
+                        while column < blocksX && marks[column] & Mark.changed != 0 { column += 1 }
+                        let left = start * size
+                        let run = PixelRect(
+                            x: left,
+                            y: top,
+                            width: min(column * size, width) - left,
+                            height: bottom - top
+                        )
+                        if !take(run) {
+                            changedRun = nil
+                            break
                         }
                     }
                 }

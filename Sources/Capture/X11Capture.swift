@@ -30,12 +30,22 @@ public struct ScreenGrab {
     public var changed: ChangedArea
     /// The target's size differs from the previous grab's.
     public var sizeChanged: Bool
+    /// The whole changed area (the cursor's places included) was converted into the capture's
+    /// `converter` during the grab: the caller finishes the picture there (`finishChanges`).
+    public var converted: Bool
 
-    public init(picture: BorrowedBGRXPicture, cursor: CursorSprite?, changed: ChangedArea, sizeChanged: Bool) {
+    public init(
+        picture: BorrowedBGRXPicture,
+        cursor: CursorSprite?,
+        changed: ChangedArea,
+        sizeChanged: Bool,
+        converted: Bool = false
+    ) {
         self.picture = picture
         self.cursor = cursor
         self.changed = changed
         self.sizeChanged = sizeChanged
+        self.converted = converted
     }
 }
 
@@ -58,6 +68,10 @@ public struct CaptureStatistics: Sendable {
     public var quietGrabs = 0
     /// Of them, those that read the stripe (one in `X11Capture.stripeEvery`).
     public var stripeReads = 0
+    /// The changed blocks converted during the comparison (`X11Capture.converter`), ns over all
+    /// grabs, and the grabs that did: counted as conversion, not in the grab or comparison times.
+    public var totalConvertNanoseconds: UInt64 = 0
+    public var conversions = 0
 
     public init() {}
 }
@@ -130,6 +144,12 @@ public final class X11Capture {
     private var quietStreak = 0
     private var bandCookies: [xcb_get_image_cookie_t] = []
     private var stripeCookies: [xcb_shm_get_image_cookie_t] = []
+
+    /// Where the changed blocks are converted during the comparison, at the encoder's size: set
+    /// by whoever converts the grabs (rtc-publish), so the pixels are read there while in this
+    /// core's cache rather than from memory afterwards. nil when the pictures are copied out
+    /// (rtc-capture) or converted otherwise.
+    public var converter: (converter: ScreenConverter, width: Int, height: Int)?
 
     // Change tracking.
     private let differ = BlockDiffer()
@@ -635,8 +655,10 @@ public final class X11Capture {
         guard var pair = buffers else { throw CaptureError(.x11, "no image buffers") }
 
         changed.removeAll()
+        var converted = false
+        var convertNanoseconds: UInt64 = 0
         if let fresh {
-            try compare(
+            (converted, convertNanoseconds) = try compare(
                 fresh,
                 in: &pair,
                 damage: region,
@@ -657,13 +679,51 @@ public final class X11Capture {
         lastCursor = cursor.map { ($0.rect, $0.serial) }
         hasGrabbed = true
 
-        let elapsed = Self.now() &- started
+        // The conversion done here is counted as conversion, not as grabbing.
+        let elapsed = (Self.now() &- started) &- convertNanoseconds
         statistics.framesGrabbed += 1
         statistics.lastGrabNanoseconds = elapsed
         statistics.totalGrabNanoseconds &+= elapsed
-        statistics.totalGrabCPUNanoseconds &+= Self.threadCPU() &- startedCPU
+        let cpu = Self.threadCPU() &- startedCPU
+        statistics.totalGrabCPUNanoseconds &+= cpu &- min(convertNanoseconds, cpu)
         statistics.lastChangedFraction = changed.fraction
-        return ScreenGrab(picture: picture, cursor: cursor, changed: changed, sizeChanged: sizeChanged)
+        converted = converted && !changed.isEmpty
+        if converted {
+            statistics.totalConvertNanoseconds &+= convertNanoseconds
+            statistics.conversions += 1
+        }
+        return ScreenGrab(
+            picture: picture,
+            cursor: cursor,
+            changed: changed,
+            sizeChanged: sizeChanged,
+            converted: converted
+        )
+    }
+
+    /// Converts the changed area's rectangles after the first `converted` (the cursor's old and
+    /// new places, which the comparison did not convert) into `target`; false when it could not.
+    private func convertCursorPlaces(
+        into target: (converter: ScreenConverter, width: Int, height: Int),
+        picture: BorrowedBGRXPicture,
+        after converted: Int
+    ) -> Bool {
+        guard
+            target.converter.canConvertChanges(
+                pictureWidth: picture.width,
+                pictureHeight: picture.height,
+                width: target.width,
+                height: target.height
+            )
+        else { return false }
+        for rect in changed.rects.dropFirst(converted) {
+            do throws(MediaError) {
+                try target.converter.convertChanged(picture, area: rect)
+            } catch {
+                return false
+            }
+        }
+        return true
     }
 
     /// On a quiet screen one grab in this many reads the stripe: a change DAMAGE missed is found
@@ -672,7 +732,9 @@ public final class X11Capture {
     public static let stripeEvery = 4
 
     /// Takes `fresh` (read into the scratch buffer): as the reference whole (`resetting`: a first
-    /// picture or a new size), or compared with it, the changed area filled.
+    /// picture or a new size), or compared with it, the changed area filled. With a `converter`,
+    /// the changed blocks are converted as the comparison finds them, then the cursor's places:
+    /// returns whether the whole changed area was, and the time it took.
     private func compare(
         _ fresh: BorrowedBGRXPicture,
         in pair: inout PictureBuffers,
@@ -681,23 +743,66 @@ public final class X11Capture {
         cursor: CursorSprite?,
         resetting: Bool,
         at captureTime: UInt64
-    ) throws(CaptureError) {
+    ) throws(CaptureError) -> (converted: Bool, nanoseconds: UInt64) {
         if resetting {
             // A first picture or a new size: the fresh one becomes the reference as it is.
             differ.reset(width: fresh.width, height: fresh.height)
             changed = ChangedArea.whole(width: fresh.width, height: fresh.height)
             swap(&pair.reference, &pair.scratch)
-        } else {
-            let compareStart = Self.now()
-            let reference = pair.reference.address
-            // Every block compared: the fresh picture is the new one whole, so the buffers swap
-            // instead of copying it; otherwise its changed blocks were copied into the reference.
-            if trackChanges(fresh, against: reference, damage: region, origin: newArea, captureTime: captureTime) {
-                swap(&pair.reference, &pair.scratch)
-            }
-            statistics.totalCompareNanoseconds &+= Self.now() &- compareStart
-            addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
+            return (false, 0)
         }
+        let compareStart = Self.now()
+        let reference = pair.reference.address
+        var fusing =
+            converter.map {
+                $0.converter.canConvertChanges(
+                    pictureWidth: fresh.width,
+                    pictureHeight: fresh.height,
+                    width: $0.width,
+                    height: $0.height
+                )
+            } ?? false
+        var convertNanoseconds: UInt64 = 0
+        let run: ((PixelRect) -> Bool)? =
+            fusing
+            ? { [converter] rect in
+                guard let target = converter else { return false }
+                let start = Self.now()
+                defer { convertNanoseconds &+= Self.now() &- start }
+                do throws(MediaError) {
+                    try target.converter.convertChanged(fresh, area: rect)
+                    return true
+                } catch {
+                    fusing = false
+                    return false
+                }
+            } : nil
+        // Every block compared: the fresh picture is the new one whole, so the buffers swap
+        // instead of copying it; otherwise its changed blocks were copied into the reference.
+        if trackChanges(
+            fresh,
+            against: reference,
+            damage: region,
+            origin: newArea,
+            captureTime: captureTime,
+            changedRun: run
+        ) {
+            swap(&pair.reference, &pair.scratch)
+        }
+        statistics.totalCompareNanoseconds &+= (Self.now() &- compareStart) &- convertNanoseconds
+        let compared = changed.rects.count
+        addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
+        guard fusing, let target = converter else { return (false, convertNanoseconds) }
+        let start = Self.now()
+        let picture = BorrowedBGRXPicture(
+            base: UnsafeRawPointer(pair.reference.address),
+            stride: newArea.width * 4,
+            width: newArea.width,
+            height: newArea.height,
+            captureTime: captureTime
+        )
+        let done = convertCursorPlaces(into: target, picture: picture, after: compared)
+        return (done, convertNanoseconds &+ (Self.now() &- start))
     }
 
     private static func threadCPU() -> UInt64 {
@@ -898,7 +1003,8 @@ public final class X11Capture {
         against reference: UnsafeMutableRawPointer,
         damage region: UnsafeMutablePointer<xcb_xfixes_fetch_region_reply_t>?,
         origin: PixelRect,
-        captureTime: UInt64
+        captureTime: UInt64,
+        changedRun: ((PixelRect) -> Bool)? = nil
     ) -> Bool {
         let recentMiss = lastMissTime.map { captureTime &- $0 < 2_000_000_000 } ?? false
         if let region {
@@ -920,7 +1026,7 @@ public final class X11Capture {
         } else {
             differ.begin(everything: true)
         }
-        let result = differ.compare(fresh, against: reference, into: &changed)
+        let result = differ.compare(fresh, against: reference, into: &changed, changedRun: changedRun)
         if result.missed > 0 {
             statistics.changesMissedByDamage += result.missed
             lastMissTime = captureTime

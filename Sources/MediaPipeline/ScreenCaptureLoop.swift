@@ -158,6 +158,9 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
 
     /// One grab → convert → encode → send; false when the capture has ended (its window closed).
     private func captureFrame(at captureTime: UInt64) throws -> Bool {
+        // The changed blocks are converted as the comparison finds them, at the encoder's size.
+        let size = (width: videoPath.width, height: videoPath.height)
+        capture.converter = (converter, size.width, size.height)
         let grab: ScreenGrab
         do {
             grab = try capture.grab(at: captureTime)
@@ -186,6 +189,11 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             last.width == videoPath.width, last.height == videoPath.height
         {
             frame = last
+        } else if grab.converted, videoPath.width == size.width, videoPath.height == size.height {
+            // Converted during the grab (counted in the capture's statistics); the cursor on top.
+            let finishStart = MonotonicClock.now()
+            frame = try converter.finishChanges(grab.picture, cursor: grab.cursor)
+            convertTotal &+= MonotonicClock.now() &- finishStart
         } else {
             let convertStart = MonotonicClock.now()
             frame = try converter.convert(
@@ -254,8 +262,10 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
             grabMilliseconds: perFrame(counters.totalGrabNanoseconds),
             grabCPUMilliseconds: perFrame(counters.totalGrabCPUNanoseconds),
             compareMilliseconds: perFrame(counters.totalCompareNanoseconds),
-            convertMilliseconds: conversions > 0 ? Double(convertTotal) / Double(conversions) / 1e6 : 0,
-            conversions: conversions,
+            convertMilliseconds: conversions + counters.conversions > 0
+                ? Double(convertTotal &+ counters.totalConvertNanoseconds) / Double(conversions + counters.conversions)
+                    / 1e6 : 0,
+            conversions: conversions + counters.conversions,
             changedPercent: counters.lastChangedFraction * 100,
             damageEvents: counters.damageEvents,
             changesMissedByDamage: counters.changesMissedByDamage,

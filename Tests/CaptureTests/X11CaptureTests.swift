@@ -486,3 +486,64 @@ struct X11CaptureTests {
         #expect(try off.grab(at: 1).cursor == nil)
     }
 }
+
+extension X11CaptureTests {
+    /// The changed blocks converted as the comparison finds them (rtc-publish's path) give the
+    /// planes a whole conversion of the returned picture gives, byte for byte: after a whole
+    /// repaint (the buffers swap), partial damage (blocks copied into the reference), a pointer
+    /// move (its old and new places converted after the comparison), a quiet grab (nothing), a
+    /// change DAMAGE missed found by the stripe, and with shared memory or GetImage.
+    @Test("changes converted during the comparison equal a whole conversion", arguments: [true, false])
+    func changesConvertedDuringTheComparison(sharedMemory: Bool) throws {
+        let directory = try TemporaryDirectory()
+        let server = try XvfbServer(width: 640, height: 480, extraArguments: ["-fbdir", directory.path])
+        let screen = try Framebuffer(directory: directory.path, width: 640, height: 480)
+        try server.run("xsetroot", ["-solid", "#202020", "-cursor_name", "left_ptr"])
+        try server.run("xdotool", ["mousemove", "300", "200"])
+        let client = try XClient(display: server.display)
+        let capture = try makeCapture(server, cursor: true, shm: sharedMemory)
+        let fused = ScreenConverter()
+        capture.converter = (fused, 640, 480)
+        var time: UInt64 = 0
+        var convertedGrabs = 0
+        /// One grab as ScreenCaptureLoop takes it, against a fresh converter's whole conversion.
+        func step(_ what: String) throws {
+            time += 33_000_000
+            let grab = try capture.grab(at: time)
+            let frame: VideoFrame
+            if grab.converted {
+                convertedGrabs += 1
+                frame = try fused.finishChanges(grab.picture, cursor: grab.cursor)
+            } else if grab.changed.isEmpty, let last = try fused.lastPicture(captureTime: time) {
+                frame = last
+            } else {
+                frame = try fused.convert(
+                    grab.picture,
+                    cursor: grab.cursor,
+                    changed: grab.changed,
+                    width: 640,
+                    height: 480
+                )
+            }
+            let whole = try ScreenConverter().convert(grab.picture, cursor: grab.cursor, width: 640, height: 480)
+            #expect(frame.y == whole.y && frame.u == whole.u && frame.v == whole.v, "\(what): planes differ")
+        }
+        try step("the first picture")
+        try client.fillRoot((0, 0, 640, 480), color: 0x3060C0)
+        try step("a whole repaint")
+        try client.fillRoot((0, 0, 640, 480), color: 0x3060C0)
+        try client.fillRoot((200, 200, 20, 20), color: 0xFFFF00)
+        try step("a whole repaint with one new square")
+        try client.fillRoot((100, 400, 70, 10), color: 0xFF0000)
+        try client.fillRoot((333, 17, 5, 90), color: 0x00FF00)
+        try step("partial damage")
+        try server.run("xdotool", ["mousemove", "420", "310"])
+        try step("a pointer move")
+        try client.fillRoot((410, 300, 40, 40), color: 0xFFFFFF)
+        try step("a change under the pointer")
+        try step("a quiet grab")
+        try screen.fill(PixelRect(x: 520, y: 100, width: 8, height: 8), color: 0x00FF00)
+        for index in 0..<(8 * X11Capture.stripeEvery) { try step("quiet grab \(index) with a hidden change") }
+        #expect(convertedGrabs >= 4, "\(convertedGrabs) grabs converted during the comparison")
+    }
+}

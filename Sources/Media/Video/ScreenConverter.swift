@@ -75,6 +75,50 @@ public final class ScreenConverter {
         return try output.frame(captureTime: picture.captureTime)
     }
 
+    // MARK: - Converting while the capture compares
+
+    /// Whether `convertChanged` may convert rectangles of a `pictureWidth`×`pictureHeight`
+    /// picture into `width`×`height` planes as the capture finds them: the picture is not scaled
+    /// and the planes hold the last picture at that size. The X11 capture's comparison then
+    /// hands each block row's changed blocks over while their pixels are still in this core's
+    /// cache, instead of `convert` reading them from memory again (Docs/capture.md).
+    public func canConvertChanges(pictureWidth: Int, pictureHeight: Int, width: Int, height: Int) -> Bool {
+        guard pictureWidth == width, pictureHeight == height, let size = directSize else { return false }
+        return size == (width, height) && output.width == width && output.height == height
+    }
+
+    /// Converts one changed rectangle of `picture` over the same place in the planes (allowed
+    /// when `canConvertChanges` said so). Until `finishChanges` the planes hold no whole picture:
+    /// the cursor is not drawn yet. A failure leaves the planes unusable for partial conversion,
+    /// so the next `convert` converts everything.
+    public func convertChanged(_ picture: BorrowedBGRXPicture, area: PixelRect) throws(MediaError) {
+        guard let size = directSize, size == (picture.width, picture.height) else {
+            throw MediaError(
+                .invalidDimensions,
+                "no unscaled \(picture.width)x\(picture.height) picture to convert a change over"
+            )
+        }
+        holdsPicture = false
+        do {
+            try write(picture, area: area, into: &output)
+        } catch {
+            directSize = nil
+            throw error
+        }
+    }
+
+    /// The picture whose changes `convertChanged` converted, with `cursor` drawn over it.
+    public func finishChanges(_ picture: BorrowedBGRXPicture, cursor: CursorSprite?) throws(MediaError) -> VideoFrame {
+        guard let size = directSize, size == (picture.width, picture.height) else {
+            throw MediaError(.invalidDimensions, "no unscaled \(picture.width)x\(picture.height) picture to finish")
+        }
+        directSize = nil
+        if let cursor { try drawCursor(cursor, over: picture, into: &output, x: 0, y: 0) }
+        directSize = size
+        holdsPicture = true
+        return try output.frame(captureTime: picture.captureTime)
+    }
+
     /// The last picture converted, again, stamped `captureTime`: what a still screen's refresh
     /// or idle repeat encodes, with nothing converted. Nil before the first picture (or after a
     /// conversion that failed).
