@@ -113,17 +113,19 @@ final class BlockDiffer {
     /// costs the rows down to its first difference, and a repaint that changed every block next to
     /// nothing.
     ///
-    /// `changedRun`, when given, gets each block row's runs of adjacent changed blocks (picture
-    /// coordinates) as soon as that block row is compared, while its pixels are in this core's
-    /// cache: the converter reads them there instead of from memory after the whole comparison.
-    /// It returns false to hear of no more runs (its conversion failed).
+    /// With `reportingRuns`, `changedRun` gets each block row's runs of adjacent changed blocks
+    /// (picture coordinates) as soon as that block row is compared, while its pixels are in this
+    /// core's cache: the converter reads them there instead of from memory after the whole
+    /// comparison. It returns false to hear of no more runs (its conversion failed). Not
+    /// escaping, so a grab allocates nothing for it.
     func compare(
         _ fresh: BorrowedBGRXPicture,
         against reference: UnsafeMutableRawPointer,
         into area: inout ChangedArea,
-        changedRun: ((PixelRect) -> Bool)? = nil
+        reportingRuns: Bool = false,
+        changedRun: (PixelRect) -> Bool = { _ in true }
     ) -> (changedPixels: Int, missed: Int, everyBlock: Bool) {
-        var changedRun = changedRun
+        var reporting = reportingRuns
         guard fresh.width == width, fresh.height == height else { return (0, 0, false) }
         var changedPixels = 0
         // Last grab's suspects that this grab's damage does not cover were missed by DAMAGE.
@@ -170,7 +172,7 @@ final class BlockDiffer {
                         }
                     }
                 }
-                if let take = changedRun {
+                if reporting {
                     var column = 0
                     while column < blocksX {
                         guard marks[column] & Mark.changed != 0 else {
@@ -186,8 +188,8 @@ final class BlockDiffer {
                             width: min(column * size, width) - left,
                             height: bottom - top
                         )
-                        if !take(run) {
-                            changedRun = nil
+                        if !changedRun(run) {
+                            reporting = false
                             break
                         }
                     }

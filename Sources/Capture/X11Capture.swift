@@ -763,32 +763,28 @@ public final class X11Capture {
                 )
             } ?? false
         var convertNanoseconds: UInt64 = 0
-        let run: ((PixelRect) -> Bool)? =
-            fusing
-            ? { [converter] rect in
-                guard let target = converter else { return false }
-                let start = Self.now()
-                defer { convertNanoseconds &+= Self.now() &- start }
-                do throws(MediaError) {
-                    try target.converter.convertChanged(fresh, area: rect)
-                    return true
-                } catch {
-                    fusing = false
-                    return false
-                }
-            } : nil
         // Every block compared: the fresh picture is the new one whole, so the buffers swap
         // instead of copying it; otherwise its changed blocks were copied into the reference.
-        if trackChanges(
+        let everyBlock = trackChanges(
             fresh,
             against: reference,
             damage: region,
             origin: newArea,
             captureTime: captureTime,
-            changedRun: run
-        ) {
-            swap(&pair.reference, &pair.scratch)
+            reportingRuns: fusing
+        ) { rect in
+            guard let target = converter else { return false }
+            let start = Self.now()
+            defer { convertNanoseconds &+= Self.now() &- start }
+            do throws(MediaError) {
+                try target.converter.convertChanged(fresh, area: rect)
+                return true
+            } catch {
+                fusing = false
+                return false
+            }
         }
+        if everyBlock { swap(&pair.reference, &pair.scratch) }
         statistics.totalCompareNanoseconds &+= (Self.now() &- compareStart) &- convertNanoseconds
         let compared = changed.rects.count
         addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
@@ -1004,7 +1000,8 @@ public final class X11Capture {
         damage region: UnsafeMutablePointer<xcb_xfixes_fetch_region_reply_t>?,
         origin: PixelRect,
         captureTime: UInt64,
-        changedRun: ((PixelRect) -> Bool)? = nil
+        reportingRuns: Bool,
+        changedRun: (PixelRect) -> Bool
     ) -> Bool {
         let recentMiss = lastMissTime.map { captureTime &- $0 < 2_000_000_000 } ?? false
         if let region {
@@ -1026,7 +1023,13 @@ public final class X11Capture {
         } else {
             differ.begin(everything: true)
         }
-        let result = differ.compare(fresh, against: reference, into: &changed, changedRun: changedRun)
+        let result = differ.compare(
+            fresh,
+            against: reference,
+            into: &changed,
+            reportingRuns: reportingRuns,
+            changedRun: changedRun
+        )
         if result.missed > 0 {
             statistics.changesMissedByDamage += result.missed
             lastMissTime = captureTime
