@@ -173,25 +173,11 @@ final class BlockDiffer {
                     }
                 }
                 if reporting {
-                    var column = 0
-                    while column < blocksX {
-                        guard marks[column] & Mark.changed != 0 else {
-                            column += 1
-                            continue
-                        }
-                        let start = column
-                        while column < blocksX && marks[column] & Mark.changed != 0 { column += 1 }
+                    Self.forEachChangedRun(in: UnsafeBufferPointer(marks)) { start, end in
                         let left = start * size
-                        let run = PixelRect(
-                            x: left,
-                            y: top,
-                            width: min(column * size, width) - left,
-                            height: bottom - top
-                        )
-                        if !changedRun(run) {
-                            reporting = false
-                            break
-                        }
+                        let run = PixelRect(x: left, y: top, width: min(end * size, width) - left, height: bottom - top)
+                        reporting = changedRun(run)
+                        return reporting
                     }
                 }
                 // Every block compared: the caller swaps, nothing to copy. Else the changed blocks
@@ -201,26 +187,36 @@ final class BlockDiffer {
                 for row in top..<bottom {
                     let current = fresh.base.advanced(by: row * fresh.stride)
                     let previous = reference.advanced(by: row * stride)
-                    var column = 0
-                    while column < blocksX {
-                        guard marks[column] & Mark.changed != 0 else {
-                            column += 1
-                            continue
-                        }
-                        let start = column
-                        while column < blocksX && marks[column] & Mark.changed != 0 { column += 1 }
+                    Self.forEachChangedRun(in: UnsafeBufferPointer(marks)) { start, end in
                         let left = start * size * 4
-                        let right = min(column * size, width) * 4
+                        let right = min(end * size, width) * 4
                         previous.advanced(by: left).copyMemory(
                             from: current.advanced(by: left),
                             byteCount: right - left
                         )
+                        return true
                     }
                 }
             }
         }
         mergeRuns(into: &area)
         return (changedPixels, missed, everyBlock)
+    }
+
+    /// Calls `body` with each run of adjacent changed blocks in one block row's marks (the
+    /// columns `start..<end`) until it returns false.
+    @inline(__always)
+    private static func forEachChangedRun(in marks: UnsafeBufferPointer<UInt8>, _ body: (Int, Int) -> Bool) {
+        var column = 0
+        while column < marks.count {
+            guard marks[column] & Mark.changed != 0 else {
+                column += 1
+                continue
+            }
+            let start = column
+            while column < marks.count && marks[column] & Mark.changed != 0 { column += 1 }
+            guard body(start, column) else { return }
+        }
     }
 
     /// Horizontally adjacent changed blocks of a block row become one run; a run with the same
@@ -232,22 +228,19 @@ final class BlockDiffer {
             rowRuns.removeAll(keepingCapacity: true)
             let top = blockRow * Self.blockSize
             let rowHeight = min(Self.blockSize, height - top)
-            var column = 0
-            while column < blocksX {
-                guard marks[blockRow * blocksX + column] & Mark.changed != 0 else {
-                    column += 1
-                    continue
-                }
-                let start = column
-                while column < blocksX && marks[blockRow * blocksX + column] & Mark.changed != 0 { column += 1 }
-                if let open = openRuns.first(where: { $0.start == start && $0.end == column }) {
-                    rects[open.rect].height += rowHeight
-                    rowRuns.append((start, column, open.rect))
-                } else {
-                    let left = start * Self.blockSize
-                    let right = min(column * Self.blockSize, width)
-                    rects.append(PixelRect(x: left, y: top, width: right - left, height: rowHeight))
-                    rowRuns.append((start, column, rects.count - 1))
+            marks.withUnsafeBufferPointer { all in
+                let row = UnsafeBufferPointer(rebasing: all[(blockRow * blocksX)..<((blockRow + 1) * blocksX)])
+                Self.forEachChangedRun(in: row) { start, end in
+                    if let open = openRuns.first(where: { $0.start == start && $0.end == end }) {
+                        rects[open.rect].height += rowHeight
+                        rowRuns.append((start, end, open.rect))
+                    } else {
+                        let left = start * Self.blockSize
+                        let right = min(end * Self.blockSize, width)
+                        rects.append(PixelRect(x: left, y: top, width: right - left, height: rowHeight))
+                        rowRuns.append((start, end, rects.count - 1))
+                    }
+                    return true
                 }
             }
             swap(&openRuns, &rowRuns)

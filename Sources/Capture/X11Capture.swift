@@ -669,13 +669,7 @@ public final class X11Capture {
             )
         }
         buffers = pair
-        let picture = BorrowedBGRXPicture(
-            base: UnsafeRawPointer(pair.reference.address),
-            stride: newArea.width * 4,
-            width: newArea.width,
-            height: newArea.height,
-            captureTime: captureTime
-        )
+        let picture = Self.picture(at: pair.reference.address, area: newArea, captureTime: captureTime)
         lastCursor = cursor.map { ($0.rect, $0.serial) }
         hasGrabbed = true
 
@@ -790,15 +784,24 @@ public final class X11Capture {
         addCursorChange(cursor, bounds: PixelRect(x: 0, y: 0, width: fresh.width, height: fresh.height))
         guard fusing, let target = converter else { return (false, convertNanoseconds) }
         let start = Self.now()
-        let picture = BorrowedBGRXPicture(
-            base: UnsafeRawPointer(pair.reference.address),
-            stride: newArea.width * 4,
-            width: newArea.width,
-            height: newArea.height,
-            captureTime: captureTime
-        )
+        let picture = Self.picture(at: pair.reference.address, area: newArea, captureTime: captureTime)
         let done = convertCursorPlaces(into: target, picture: picture, after: compared)
         return (done, convertNanoseconds &+ (Self.now() &- start))
+    }
+
+    /// The picture of `area` held at `address`, rows packed (`area.width * 4` bytes each).
+    private static func picture(
+        at address: UnsafeMutableRawPointer,
+        area: PixelRect,
+        captureTime: UInt64
+    ) -> BorrowedBGRXPicture {
+        BorrowedBGRXPicture(
+            base: UnsafeRawPointer(address),
+            stride: area.width * 4,
+            width: area.width,
+            height: area.height,
+            captureTime: captureTime
+        )
     }
 
     private static func threadCPU() -> UInt64 {
@@ -893,13 +896,7 @@ public final class X11Capture {
             }
         }
         if let failure { throw failure }
-        return BorrowedBGRXPicture(
-            base: UnsafeRawPointer(buffers.scratch.address),
-            stride: stride,
-            width: area.width,
-            height: area.height,
-            captureTime: captureTime
-        )
+        return Self.picture(at: buffers.scratch.address, area: area, captureTime: captureTime)
     }
 
     /// The area's pixels in the scratch buffer: through its segment, or GetImage bands copied
@@ -927,13 +924,7 @@ public final class X11Capture {
             guard Int(reply.pointee.size) >= bytes else {
                 throw CaptureError(.x11, "ShmGetImage gave \(reply.pointee.size) bytes for \(area), wanted \(bytes)")
             }
-            return BorrowedBGRXPicture(
-                base: UnsafeRawPointer(buffer.address),
-                stride: stride,
-                width: area.width,
-                height: area.height,
-                captureTime: captureTime
-            )
+            return Self.picture(at: buffer.address, area: area, captureTime: captureTime)
         }
         // A reply cannot be longer than the server's maximum request length allows here, so a
         // large area is read in horizontal bands, all requested before the first is waited for.
@@ -980,13 +971,7 @@ public final class X11Capture {
             }
         }
         if let failure { throw failure }
-        return BorrowedBGRXPicture(
-            base: UnsafeRawPointer(buffer.address),
-            stride: stride,
-            width: area.width,
-            height: area.height,
-            captureTime: captureTime
-        )
+        return Self.picture(at: buffer.address, area: area, captureTime: captureTime)
     }
 
     // MARK: - Changes

@@ -204,7 +204,8 @@ public final class ScreenCaptureLoop: MediaThread, @unchecked Sendable {
                 height: videoPath.height
             )
             convertTotal &+= MonotonicClock.now() &- convertStart
-            conversions += 1
+            // A grab converted for an encoder re-opened since is counted once, by the capture.
+            if !grab.converted { conversions += 1 }
         }
         guard work.encodes else { return true }
         try videoPath.encode(frame, work: work, receivedAt: captureTime)
