@@ -4,8 +4,8 @@ import Synchronization
 
 extension ICEAgent {
     /// What the C callbacks reach through their `user_data`: the handlers and the state they
-    /// update. One retain is held for libnice from `makeAgent` until `stop()` has joined the GLib
-    /// thread, so no callback can outlive it.
+    /// update. One retain is held for libnice from `makeAgent` until `stop()` has detached every
+    /// callback on the loop thread, so no callback can outlive it.
     final class Core: Sendable {
         let onEvent: EventHandler
         let onReceive: ReceiveHandler

@@ -10,7 +10,8 @@ import Synchronization
 #endif
 
 /// Full ICE (RFC 8445, NICE_COMPATIBILITY_RFC5245) for one bundled, rtcp-muxed transport: one
-/// libnice stream with one component, on a GLib main loop this agent owns.
+/// libnice stream with one component, on one of the process's shared GLib loops
+/// (`GLibLoopPool`).
 ///
 /// Use: create it with a role and the local addresses, read `localCredentials`, `gather()`,
 /// trickle the `.localCandidate` events (or wait for `.gatheringDone`), give the peer's
@@ -26,11 +27,12 @@ import Synchronization
 /// end-of-candidates), regular nomination (RFC 8445; aggressive nomination is deprecated),
 /// UDP only (no ICE-TCP, no UPnP), and peer-reflexive candidates learnt from checks.
 ///
-/// Threading. Every libnice call is marshalled onto the agent's GLib thread, except
+/// Threading. Every libnice call is marshalled onto the agent's GLib loop thread, except
 /// `nice_agent_send` in `send(_:)`, which libnice makes safe from any thread with its agent mutex
 /// (and which queues no signal). The event handler, the receive handler and `log` are called on
-/// that GLib thread, in order: they must not block (no waiting for I/O, locks held long, or this
-/// agent's `stop()`), or every timer and check of the agent stalls with them; hand work on.
+/// that thread, in order: they must not block (no waiting for I/O, locks held long, or this
+/// agent's `stop()`), or every timer and check of every agent on the loop stalls with them; hand
+/// work on.
 /// They may call this agent's methods (the call then runs inline). The bytes given to the
 /// receive handler are valid only during the call. `send` and `stop()` are serialised by a lock:
 /// `send` after `stop` throws `.stopped`.
@@ -64,7 +66,8 @@ public final class ICEAgent: @unchecked Sendable {
     /// The local candidates gathered so far (all of them once `.gatheringDone` was reported).
     public var localCandidates: [ICECandidate] { core.inner.withLock { $0.localCandidates } }
 
-    private let glib: GLibThread
+    private let lease: GLibLoopPool.Lease
+    private var glib: GLibThread { lease.loop }
     /// `NiceAgent *`, owned; unreferenced on the GLib thread by `stop()`.
     private let agent: OpaquePointer
     private let streamID: guint
@@ -86,8 +89,9 @@ public final class ICEAgent: @unchecked Sendable {
         let stun = try configuration.stunServer.map { try resolveNumeric($0.host) }
         let turn = try configuration.turnServer.map { try resolveNumeric($0.server.host) }
         self.configuration = configuration
-        let glib = GLibThread(name: "rtc-ice")
-        self.glib = glib
+        let lease = GLibLoopPool.shared.acquire()
+        let glib = lease.loop
+        self.lease = lease
         let made: Result<(OpaquePointer, guint, ICECredentials, Core, [gulong]), ICEError> = glib.sync {
             Self.makeAgent(configuration, stun: stun, turn: turn, context: glib.context, onEvent, onReceive)
         }
@@ -99,7 +103,7 @@ public final class ICEAgent: @unchecked Sendable {
             self.core = core
             self.signalHandlers = handlers
         case .failure(let error):
-            glib.stop()
+            GLibLoopPool.shared.release(lease)
             throw error
         }
     }
@@ -264,7 +268,9 @@ public final class ICEAgent: @unchecked Sendable {
 
     /// Detaches the handlers, closes the libnice agent (a TURN allocation is released with a
     /// zero-lifetime Refresh, waited for at most `closeWait`), frees it (its sockets close) and
-    /// joins the GLib thread. No handler runs after it returns. Idempotent; not from a handler.
+    /// gives its loop back to the pool. No handler runs after it returns. Idempotent; not from
+    /// this agent's own handlers. From another agent's handler on the same loop it does not wait
+    /// for the TURN release, which completes on that loop: the agent is freed when it has.
     public func stop() {
         let first = stopped.withLock { stopped in
             defer { stopped = true }
@@ -284,9 +290,11 @@ public final class ICEAgent: @unchecked Sendable {
                 Unmanaged.passRetained(closed).toOpaque()
             )
         }
-        _ = closed.wait(timeout: .now() + Self.closeWait)
+        // libnice's close task holds its own reference, so the unref below never frees an agent
+        // it is still closing.
+        if !glib.isCurrent { _ = closed.wait(timeout: .now() + Self.closeWait) }
         glib.sync { rtc_g_object_unref()(UnsafeMutableRawPointer(agent)) }
-        glib.stop()
+        GLibLoopPool.shared.release(lease)
         core.inner.withLock { $0.state = .closed }
         Unmanaged.passUnretained(core).release()
     }

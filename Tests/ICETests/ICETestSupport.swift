@@ -87,6 +87,12 @@ struct Peer: Sendable {
         )
     }
 
+    /// An agent made with handlers of the test's own that feed `recorder`.
+    init(agent: ICEAgent, recorder: Recorder) {
+        self.agent = agent
+        self.recorder = recorder
+    }
+
     func gatherAndWait() throws -> [ICECandidate] {
         try agent.gather()
         guard recorder.wait(seconds: 10, until: { recorder.gatheringDone }) else {
