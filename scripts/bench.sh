@@ -166,7 +166,7 @@ if [ "$MACRO" = 1 ]; then
     wait "$SINK_PID" || true
   }
   UNPACED_FLAG=0
-  "$PUBLISH" --help 2>/dev/null | grep -q -- '--unpaced' && UNPACED_FLAG=1
+  "$PUBLISH" --help 2>/dev/null | grep -- '--unpaced' >/dev/null && UNPACED_FLAG=1
   [ "$UNPACED_FLAG" = 1 ] || echo "bench: this rtc-publish has no --unpaced flag: its unpaced rows are n/a"
 
   # Fresh SRTP master key + salt (30 bytes) for the peers: base64 for FFmpeg, hex for GStreamer.

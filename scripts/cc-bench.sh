@@ -170,7 +170,7 @@ if [ "$ONLY" != chromium ]; then
   ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="50000 60999"
   PUBLISH=$(cd "$BIN" && pwd)/rtc-publish
   ICE_FLAG=()
-  if [ "$PORT_FROM_LOG" = 0 ] && "$PUBLISH" --help 2>/dev/null | grep -q -- '--ice-ports'; then
+  if [ "$PORT_FROM_LOG" = 0 ] && "$PUBLISH" --help 2>/dev/null | grep -- '--ice-ports' >/dev/null; then
     ICE_FLAG=(--ice-ports "$ICE_PORTS")
     OURS_MODE="udp sport $ICE_PORTS (rtc-publish --ice-ports)"
   else

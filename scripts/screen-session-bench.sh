@@ -104,7 +104,7 @@ if [[ " ${ROW_LIST[*]} " == *" rtc-publish "* ]]; then
     swift build -c release --static-swift-stdlib --product rtc-publish
   fi
   # Every row draws the pointer: rtc-publish's --cursor is on by default; named when it has one.
-  "$PUBLISH" --help 2>/dev/null | grep -q -- '--cursor' && CURSOR=(--cursor on)
+  "$PUBLISH" --help 2>/dev/null | grep -- '--cursor' >/dev/null && CURSOR=(--cursor on)
 fi
 
 rm -rf "$OUT"
