@@ -40,12 +40,6 @@ final class GLibLoopPool: Sendable {
         self.maximumLoops = maximumLoops
     }
 
-    /// Loops started so far.
-    var loopCount: Int { state.withLock { $0.loops.count } }
-
-    /// Agents on each loop, by index.
-    var agentsPerLoop: [Int] { state.withLock { $0.agents } }
-
     func acquire() -> Lease {
         state.withLock { state in
             let index: Int

@@ -89,7 +89,7 @@ import Testing
                 )
                 others.append(agent)
                 try agent.gather()
-                #expect(Recorder().wait(seconds: 10) { threads.thread(of: name) != nil })
+                #expect(poll(seconds: 10) { threads.thread(of: name) != nil })
                 if threads.thread(of: name) == loopOfA { sameLoop = agent }
             }
             let victim = try #require(sameLoop, "no agent landed on A's loop")
@@ -130,8 +130,8 @@ private func iceThreadNames() -> [String] {
         var buffer = [CChar](repeating: 0, count: 64)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { continue }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let trimmed = name.hasSuffix("\n") ? String(name.dropLast()) : name
-        if trimmed.hasPrefix("rtc-ice") { names.append(trimmed) }
+            .filter { $0 != "\n" }
+        if name.hasPrefix("rtc-ice") { names.append(name) }
     }
     return names
 }

@@ -45,19 +45,23 @@ final class Recorder: Sendable {
         }
     }
 
-    /// Polls `condition` every 10 ms until it holds or `seconds` pass; whether it held.
     func wait(seconds: Double, until condition: () -> Bool) -> Bool {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        while DispatchTime.now().uptimeNanoseconds < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
+        poll(seconds: seconds, until: condition)
     }
 
     func waitForState(_ state: ICEState, seconds: Double) -> Bool {
         wait(seconds: seconds) { states.contains(state) }
     }
+}
+
+/// Polls `condition` every 10 ms until it holds or `seconds` pass; whether it held.
+func poll(seconds: Double, until condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    while DispatchTime.now().uptimeNanoseconds < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
 }
 
 /// Runs blocking test code on a Dispatch thread and awaits it, so the cooperative pool stays free.
